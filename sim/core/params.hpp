@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+// Params: the read-only view through which every component reads its configuration keys.
+#pragma once
+
+#include "sim/core/param_tree.hpp"
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dtsim {
+
+// Allowed interval for a number; open or closed at each end.
+struct Range {
+  double lo = -std::numeric_limits<double>::infinity();
+  double hi = std::numeric_limits<double>::infinity();
+  bool lo_open = false;
+  bool hi_open = false;
+  static Range positive() { return {0.0, std::numeric_limits<double>::infinity(), true, false}; }
+  static Range non_negative() { return {0.0, std::numeric_limits<double>::infinity()}; }
+  static Range unit() { return {0.0, 1.0}; }          // [0, 1]
+  static Range unit_open_hi() { return {0.0, 1.0, false, true}; } // [0, 1)
+  static Range at_least(double lo) { return {lo, std::numeric_limits<double>::infinity()}; }
+  static Range between(double lo, double hi) { return {lo, hi}; }
+  bool contains(double x) const;
+  std::string describe() const;
+};
+
+// A view onto one map of a configuration tree, e.g. the `algorithm:` section.
+// Reading a key marks it used and, when absent, writes the default into the tree, so that
+// after construction the tree is the fully resolved configuration. Keys never read are
+// reported by `reject_unused()` with "did you mean". Errors are ConfigError with
+// "file:line: path.key: expected ..., got ...".
+class Params {
+public:
+  Params(std::shared_ptr<ParamNode> root, std::string file);
+  // An empty view (no file), for components built in code and tests.
+  Params();
+
+  bool has(std::string_view key) const;
+
+  double number(std::string_view key, double def, Range r = {}) const;
+  double number(std::string_view key, Range r = {}) const; // required
+  std::int64_t integer(std::string_view key, std::int64_t def, Range r = {}) const;
+  std::int64_t integer(std::string_view key, Range r = {}) const; // required
+  bool flag(std::string_view key, bool def) const;
+  std::string text(std::string_view key, const std::string& def) const;
+  std::string text(std::string_view key) const; // required
+  // One of `allowed`; otherwise an error listing them, with "did you mean".
+  std::string choice(std::string_view key, const std::string& def,
+                     const std::vector<std::string>& allowed) const;
+  std::vector<double> numbers(std::string_view key, const std::vector<double>& def,
+                              Range r = {}) const;
+  // A nested map; created empty when absent so that its defaults get filled in.
+  Params child(std::string_view key) const;
+
+  // Throws for the first key under this view that no component read.
+  void reject_unused() const;
+
+  [[noreturn]] void fail(std::string_view key, const std::string& expected) const;
+  std::string where(std::string_view key) const; // "file:line: path.key"
+  const std::string& path() const { return path_; }
+  const std::string& file() const { return file_; }
+  const ParamNode& node() const { return *node_; }
+
+private:
+  Params(std::shared_ptr<ParamNode> root, ParamNode* node, std::string file, std::string path);
+  ParamNode* lookup(std::string_view key) const;
+  ParamNode* lookup_or_default(std::string_view key, const std::string& def) const;
+  std::string key_path(std::string_view key) const;
+  double parse_number(std::string_view key, const ParamNode& n, Range r) const;
+
+  std::shared_ptr<ParamNode> root_;
+  ParamNode* node_;
+  std::string file_;
+  std::string path_;
+};
+
+// Format a double so that it reads back identically (used for filled-in defaults).
+std::string format_number(double x);
+
+// The closest candidate by edit distance, or "" if none is close enough.
+std::string closest_name(std::string_view name, const std::vector<std::string>& candidates);
+
+} // namespace dtsim

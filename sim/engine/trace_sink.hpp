@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+// TraceSink: where a run's records go (HDF5 file, memory for tests, nowhere).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dtsim {
+
+enum class RunStatus { Running, Completed, Diverged, Interrupted, Failed };
+const char* to_string(RunStatus s);
+
+// Written once when the run starts.
+struct RunHeader {
+  std::string name;
+  std::string scenario_yaml; // the fully resolved scenario
+  std::uint64_t seed = 0;
+  std::vector<std::pair<std::string, std::string>> text_attributes;  // e.g. dtsim_version
+  std::vector<std::pair<std::string, double>> number_attributes;      // e.g. num_params
+  std::vector<std::vector<std::int64_t>> label_histogram;             // nodes x classes
+};
+
+// One evaluation. Every row of a run has the same column names in the same order.
+struct MetricsRow {
+  std::vector<std::pair<std::string, double>> columns;
+  double get(const std::string& name) const; // NaN if absent
+};
+
+// One simulator event, recorded only when output.events = full.
+struct EventRecord {
+  std::int64_t time_ns = 0;
+  std::int32_t kind = 0;
+  std::int32_t node = -1;
+  std::int32_t peer = -1;
+  std::int64_t staleness = -1;
+  std::int64_t bytes = 0;
+};
+
+// Written once when the run ends (whatever the status).
+struct RunSummary {
+  RunStatus status = RunStatus::Completed;
+  std::string message; // why it stopped, e.g. the divergence or the error
+  double wall_seconds = 0.0;
+  std::vector<std::pair<std::string, std::vector<double>>> node_columns; // per node
+  std::vector<std::int64_t> staleness_histogram; // [s] = updates with staleness s; last = ">="
+  std::vector<std::pair<std::string, double>> number_attributes;
+};
+
+// requires: begin() first, then metrics()/event() any number of times, then finish() once.
+// A sink must leave a readable record after every metrics() call (a killed run keeps its
+// rows and says status = running).
+class TraceSink {
+public:
+  virtual ~TraceSink() = default;
+  virtual void begin(const RunHeader& header) = 0;
+  virtual void metrics(const MetricsRow& row, double wall_seconds) = 0;
+  virtual void event(const EventRecord&) {}
+  virtual void finish(const RunSummary& summary) = 0;
+};
+
+} // namespace dtsim
