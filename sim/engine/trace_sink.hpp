@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// TraceSink: where a run's records go (HDF5 file, memory for tests, nowhere).
+// TraceSink: where a run's records go (HDF5 file, memory for tests, nowhere). Header-only so
+// that sim/trace implements it without linking the engine.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,7 +12,21 @@
 namespace dtsim {
 
 enum class RunStatus { Running, Completed, Diverged, Interrupted, Failed };
-const char* to_string(RunStatus s);
+inline const char* to_string(RunStatus s) {
+  switch (s) {
+  case RunStatus::Running:
+    return "running";
+  case RunStatus::Completed:
+    return "completed";
+  case RunStatus::Diverged:
+    return "diverged";
+  case RunStatus::Interrupted:
+    return "interrupted";
+  case RunStatus::Failed:
+    return "failed";
+  }
+  return "unknown";
+}
 
 // Written once when the run starts.
 struct RunHeader {
@@ -25,7 +41,12 @@ struct RunHeader {
 // One evaluation. Every row of a run has the same column names in the same order.
 struct MetricsRow {
   std::vector<std::pair<std::string, double>> columns;
-  double get(const std::string& name) const; // NaN if absent
+  double get(const std::string& name) const { // NaN if absent
+    for (const auto& [k, v] : columns)
+      if (k == name)
+        return v;
+    return std::numeric_limits<double>::quiet_NaN();
+  }
 };
 
 // One simulator event, recorded only when output.events = full.
