@@ -19,7 +19,7 @@ struct ParamNode {
   // Map, in file order. A deque: appending a filled-in default must not move siblings
   // that a Params view points at.
   std::deque<std::pair<std::string, ParamNode>> fields;
-  int line = 0;                                         // 1-based; 0 = filled-in default
+  int line = 0; // 1-based; 0 = filled-in default; -1 = from a command-line --set
   bool used = false;
 
   ParamNode* find(const std::string& key);

@@ -110,6 +110,8 @@ std::string Params::key_path(std::string_view key) const {
 
 std::string Params::where(std::string_view key) const {
   const ParamNode* n = node_->find(std::string(key));
+  if (n && n->line < 0)
+    return "--set " + key_path(key);
   const int line = n && n->line > 0 ? n->line : node_->line;
   std::string s = file_.empty() ? "" : file_ + ":";
   if (line > 0)

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: MIT
+// The dtsim subcommands. Each returns the process exit code; ConfigError propagates to main.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace dtsim::cli {
+
+// Exit codes: 0 ok, 1 runtime failure, 2 configuration error, 3 run diverged,
+// 130 interrupted.
+int run_command(const std::vector<std::string>& args);
+int validate_command(const std::vector<std::string>& args);
+int list_command(const std::vector<std::string>& args);
+int topology_command(const std::vector<std::string>& args);
+
+} // namespace dtsim::cli

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+// dtsim command line: run | validate | list | topology.
+#include "apps/commands.hpp"
+#include "sim/core/errors.hpp"
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr const char* kUsage = R"(dtsim - discrete-event simulator of asynchronous decentralized training
+
+usage:
+  dtsim run SCENARIO.yaml [-o OUT.h5] [--set key=value]... [--threads N] [--quiet]
+  dtsim validate SCENARIO.yaml...
+  dtsim list
+  dtsim topology KIND --nodes N [--set key=value]...
+  dtsim --version
+
+exit codes: 0 ok, 1 runtime failure, 2 configuration error, 3 run diverged, 130 interrupted
+)";
+
+} // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+    std::cout << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version") {
+    std::cout << "dtsim " DTSIM_VERSION "\n";
+    return 0;
+  }
+  const std::string command = args[0];
+  args.erase(args.begin());
+  try {
+    if (command == "run")
+      return dtsim::cli::run_command(args);
+    if (command == "validate")
+      return dtsim::cli::validate_command(args);
+    if (command == "list")
+      return dtsim::cli::list_command(args);
+    if (command == "topology")
+      return dtsim::cli::topology_command(args);
+    std::cerr << "dtsim: unknown command '" << command << "'\n" << kUsage;
+    return 2;
+  } catch (const dtsim::ConfigError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "dtsim: failed: " << e.what() << "\n";
+    return 1;
+  }
+}

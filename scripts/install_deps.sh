@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the Debian packages dtsim needs (idempotent: installs only what is missing).
+set -euo pipefail
+packages=(cmake ninja-build g++ pkg-config zlib1g-dev libeigen3-dev libtbb-dev libboost-graph-dev
+          libyaml-cpp-dev libhdf5-dev doctest-dev dataset-fashion-mnist
+          python3-h5py python3-matplotlib python3-numpy)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

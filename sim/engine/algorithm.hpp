@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+// Algorithm: a training protocol that reacts to simulator events through a Context.
+#pragma once
+
+#include "sim/core/sim_time.hpp"
+#include "sim/engine/context.hpp"
+#include "sim/engine/message.hpp"
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace dtsim {
+
+// A finished gradient. `grad` is valid until the node starts its next gradient.
+struct GradientResult {
+  std::span<const float> grad;
+  double loss = 0.0;     // mean minibatch loss at the snapshot
+  std::int64_t tag = 0;  // what start_gradient was given
+  SimTime started;
+};
+
+// One object drives all nodes (and the server, if any). Every handler runs on the engine
+// thread in event order, so an algorithm needs no locks; its state must depend only on the
+// events it saw (no wall time, no thread ids) so that runs are reproducible.
+class Algorithm {
+public:
+  virtual ~Algorithm() = default;
+  virtual std::string describe() const = 0;
+  // Called once at time 0; every node's params already hold the same initial model.
+  virtual void start(Context& ctx) = 0;
+  virtual void on_gradient(Context& ctx, int node, const GradientResult& result) = 0;
+  virtual void on_message(Context& ctx, const Message& msg) = 0;
+  virtual void on_timer(Context&, int /*node*/, std::int32_t /*tag*/) {}
+  // The model whose test accuracy is the run's headline: by default the average of the
+  // node models; a parameter server returns its own model.
+  virtual void eval_model(const Context& ctx, std::span<float> out) const;
+  // False when node params are mere pulled copies (PS): no per-node accuracy or consensus.
+  virtual bool has_node_models() const { return true; }
+  // Bytes of algorithm state (buffers, momentum, tables), for the memory report.
+  virtual std::size_t state_bytes() const = 0;
+};
+
+} // namespace dtsim

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+// Chunked parallel evaluation with an ordered reduction.
+#include "sim/engine/evaluator.hpp"
+
+#include <algorithm>
+#include <tbb/parallel_for.h>
+
+namespace dtsim {
+
+Evaluator::Evaluator(const Model& model, const Dataset& data, std::size_t count)
+    : model_(model), data_(data), count_(count == 0 ? data.size() : std::min(count, data.size())),
+      workspaces_([&model] { return model.make_workspace(kChunk); }) {}
+
+EvalResult Evaluator::evaluate(std::span<const float> params) {
+  EvalResult r;
+  evaluate_many(std::span<const std::span<const float>>(&params, 1), count_, {&r, 1});
+  return r;
+}
+
+void Evaluator::evaluate_many(std::span<const std::span<const float>> models, std::size_t count,
+                              std::span<EvalResult> out) {
+  count = std::min(count, count_);
+  const std::size_t chunks = (count + kChunk - 1) / kChunk;
+  const std::size_t jobs = chunks * models.size();
+  partial_.assign(jobs, EvalResult{});
+  tbb::parallel_for(std::size_t{0}, jobs, [&](std::size_t job) {
+    const std::size_t m = job / chunks, c = job % chunks;
+    const std::size_t first = c * kChunk;
+    const std::size_t n = std::min<std::size_t>(kChunk, count - first);
+    BatchView batch{data_.features.data() + first * static_cast<std::size_t>(data_.num_features()),
+                    data_.num_features(), static_cast<int>(n), data_.labels.data() + first};
+    partial_[job] = model_.evaluate(models[m], batch, *workspaces_.local());
+  });
+  for (std::size_t m = 0; m < models.size(); ++m) {
+    EvalResult sum;
+    for (std::size_t c = 0; c < chunks; ++c) {
+      const EvalResult& p = partial_[m * chunks + c];
+      sum.loss_sum += p.loss_sum;
+      sum.correct += p.correct;
+      sum.count += p.count;
+    }
+    out[m] = sum;
+  }
+}
+
+} // namespace dtsim

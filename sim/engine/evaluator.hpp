@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: MIT
+// Test-set loss and accuracy of one or many models, in parallel, with a fixed reduction order.
+#pragma once
+
+#include "data/dataset.hpp"
+#include "models/model.hpp"
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include <tbb/enumerable_thread_specific.h>
+
+namespace dtsim {
+
+// Evaluates models on the first `count` examples of a dataset. Work is split into fixed
+// chunks that run as oneTBB tasks; per-chunk results are summed serially in chunk order, so
+// the result is the same for any thread count.
+class Evaluator {
+public:
+  Evaluator(const Model& model, const Dataset& data, std::size_t count);
+  EvalResult evaluate(std::span<const float> params);
+  // One result per model, each on the first `count` examples (count <= this evaluator's).
+  void evaluate_many(std::span<const std::span<const float>> models, std::size_t count,
+                     std::span<EvalResult> out);
+  std::size_t count() const { return count_; }
+
+private:
+  static constexpr int kChunk = 500;
+  const Model& model_;
+  const Dataset& data_;
+  std::size_t count_;
+  tbb::enumerable_thread_specific<std::unique_ptr<Workspace>> workspaces_;
+  std::vector<EvalResult> partial_;
+};
+
+} // namespace dtsim

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+// Pooled, reference-counted float buffers: message payloads without allocation per message.
+#pragma once
+
+#include "sim/core/flat_vector.hpp"
+
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace dtsim {
+
+class BufferPool;
+
+// A handle to one pooled vector. Copies share the buffer; the last handle returns it to the
+// pool. Reference counts change on the engine thread only; tasks may read a buffer that a
+// live handle keeps alive. Writable only through `data()` before it is shared.
+class SharedBuffer {
+public:
+  SharedBuffer() = default;
+  SharedBuffer(const SharedBuffer& o);
+  SharedBuffer(SharedBuffer&& o) noexcept;
+  SharedBuffer& operator=(SharedBuffer o) noexcept;
+  ~SharedBuffer();
+
+  explicit operator bool() const { return slot_ != nullptr; }
+  std::span<const float> view() const;
+  std::span<float> data(); // requires: the only handle (not yet sent)
+  int use_count() const;
+
+private:
+  friend class BufferPool;
+  struct Slot;
+  SharedBuffer(BufferPool* pool, Slot* slot);
+  BufferPool* pool_ = nullptr;
+  Slot* slot_ = nullptr;
+};
+
+// Owns every buffer; grows to the peak number alive at once, then never allocates again.
+class BufferPool {
+public:
+  explicit BufferPool(std::size_t floats_per_buffer) : size_(floats_per_buffer) {}
+  SharedBuffer acquire();
+  std::size_t buffers_allocated() const { return slots_.size(); }
+  std::size_t floats_per_buffer() const { return size_; }
+
+private:
+  friend class SharedBuffer;
+  void release(SharedBuffer::Slot* s);
+  std::size_t size_;
+  std::vector<std::unique_ptr<SharedBuffer::Slot>> slots_;
+  std::vector<SharedBuffer::Slot*> free_;
+};
+
+struct SharedBuffer::Slot {
+  Vec data;
+  int refs = 0;
+};
+
+} // namespace dtsim

@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: MIT
+// The event loop, gradient dispatch, message delivery, evaluation and the stop rule.
+#include "sim/engine/simulator.hpp"
+
+#include "sim/core/errors.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dtsim {
+namespace {
+constexpr std::int64_t kHeaderBytes = 64;   // per-message envelope on the wire
+constexpr std::size_t kStalenessBins = 257; // 0..255, last bin = ">= 256"
+} // namespace
+
+Simulator::Simulator(const SimulationParts& parts, EngineConfig config)
+    : parts_(parts), config_(std::move(config)), nodes_(parts.topology->size()),
+      dim_(parts.model->num_params()), pool_(parts.model->num_params()),
+      evaluator_(*parts.model, *parts.test, static_cast<std::size_t>(config_.eval_test_samples)),
+      staleness_histogram_(kStalenessBins, 0) {
+  DTSIM_ASSERT(static_cast<int>(parts.partition->node_indices.size()) == nodes_,
+               "partition and topology disagree on the number of nodes");
+  node_params_.resize(static_cast<Eigen::Index>(dim_), nodes_);
+  for (int i = 0; i < nodes_; ++i) {
+    slots_.push_back(std::make_unique<GradientSlot>(*parts.model, *parts.train, config_.batch_size));
+    samplers_.emplace_back(parts.partition->node_indices[static_cast<std::size_t>(i)], config_.seed, i);
+  }
+  for (int i = 0; i <= nodes_; ++i) // one more stream for the server endpoint
+    algorithm_rngs_.push_back(Rng::stream(config_.seed, "algorithm", static_cast<std::uint64_t>(i)));
+  stats_.resize(static_cast<std::size_t>(nodes_));
+  eval_model_.resize(static_cast<Eigen::Index>(dim_));
+  average_model_.resize(static_cast<Eigen::Index>(dim_));
+  node_results_.resize(static_cast<std::size_t>(nodes_));
+}
+
+Simulator::~Simulator() {
+  // Tasks read buffers this object owns: never let one outlive it (also on exceptions).
+  for (auto& slot : slots_)
+    if (slot->busy()) {
+      try {
+        slot->join();
+      } catch (...) {
+      }
+    }
+}
+
+std::span<float> Simulator::params(int node) {
+  DTSIM_ASSERT(!computing(node), "params(node) written while its gradient is being computed");
+  return {node_params_.col(node).data(), dim_};
+}
+
+std::span<const float> Simulator::params_view(int node) const {
+  return {node_params_.col(node).data(), dim_};
+}
+
+bool Simulator::computing(int node) const { return slots_[static_cast<std::size_t>(node)]->busy(); }
+
+Rng& Simulator::rng(int node) { return algorithm_rngs_[static_cast<std::size_t>(node)]; }
+
+void Simulator::push_work(SimTime t, EventKind kind, int node, int peer, std::int64_t arg) {
+  ++pending_work_;
+  queue_.push(t, kind, node, peer, arg);
+}
+
+void Simulator::start_gradient(int node, std::int64_t tag) {
+  GradientSlot& slot = *slots_[static_cast<std::size_t>(node)];
+  samplers_[static_cast<std::size_t>(node)].next_batch(slot.indices());
+  slot.tag = tag;
+  slot.started = now_;
+  slot.duration = parts_.compute->sample(node);
+  slot.launch(params_view(node));
+  push_work(now_ + slot.duration, EventKind::GradientReady, node, -1, 0);
+}
+
+void Simulator::send(int src, int dst, const MessageInfo& info, SharedBuffer payload,
+                     std::int64_t wire_bytes) {
+  DTSIM_ASSERT(src >= 0 && src <= nodes_ && dst >= 0 && dst <= nodes_ && src != dst,
+               "send() between invalid endpoints");
+  if (wire_bytes < 0)
+    wire_bytes = static_cast<std::int64_t>(payload ? payload.view().size() * sizeof(float) : 0) +
+                 kHeaderBytes;
+  std::int64_t slot;
+  if (free_messages_.empty()) {
+    slot = static_cast<std::int64_t>(messages_.size());
+    messages_.emplace_back();
+  } else {
+    slot = free_messages_.back();
+    free_messages_.pop_back();
+  }
+  Message& m = messages_[static_cast<std::size_t>(slot)];
+  m.src = src;
+  m.dst = dst;
+  m.info = info;
+  m.payload = std::move(payload);
+  m.wire_bytes = wire_bytes;
+  m.sent_at = now_;
+  bytes_sent_ += wire_bytes;
+  if (src < nodes_) {
+    stats_[static_cast<std::size_t>(src)].bytes_sent += wire_bytes;
+    ++stats_[static_cast<std::size_t>(src)].messages_sent;
+  }
+  push_work(parts_.network->send(src, wire_bytes, now_), EventKind::MessageArrival, dst, src, slot);
+}
+
+void Simulator::set_timer(int node, SimTime delay, std::int32_t tag) {
+  push_work(now_ + delay, EventKind::Timer, node, -1, tag);
+}
+
+void Simulator::record_update(int node, std::int64_t staleness) {
+  ++updates_;
+  if (node >= 0 && node < nodes_)
+    ++stats_[static_cast<std::size_t>(node)].updates;
+  if (staleness >= 0) {
+    ++staleness_histogram_[std::min<std::size_t>(static_cast<std::size_t>(staleness),
+                                                 kStalenessBins - 1)];
+    staleness_sum_since_eval_ += static_cast<double>(staleness);
+    ++stale_updates_since_eval_;
+  }
+}
+
+void Simulator::record_idle(int node, SimTime waited) {
+  if (node >= 0 && node < nodes_)
+    stats_[static_cast<std::size_t>(node)].idle_s += waited.seconds();
+}
+
+double Simulator::epochs() const {
+  return static_cast<double>(samples_) / static_cast<double>(parts_.train->size());
+}
+
+double Simulator::fraction_done() const {
+  double f = 0;
+  if (config_.stop_epochs > 0)
+    f = std::max(f, epochs() / config_.stop_epochs);
+  if (config_.stop_sim_time_s > 0)
+    f = std::max(f, now_.seconds() / config_.stop_sim_time_s);
+  if (config_.stop_steps > 0)
+    f = std::max(f, static_cast<double>(gradient_steps_) /
+                        static_cast<double>(config_.stop_steps * nodes_));
+  return std::min(f, 1.0);
+}
+
+void Simulator::stop(RunStatus status, std::string message) {
+  if (stopped_)
+    return;
+  stopped_ = true;
+  status_ = status;
+  status_message_ = std::move(message);
+}
+
+void Simulator::on_gradient_ready(const Event& e) {
+  const int node = e.node;
+  GradientSlot& slot = *slots_[static_cast<std::size_t>(node)];
+  slot.join();
+  gradient_wall_s_ += slot.task_wall_seconds();
+  NodeStats& st = stats_[static_cast<std::size_t>(node)];
+  st.compute_s += slot.duration.seconds();
+  ++st.gradient_steps;
+  ++gradient_steps_;
+  samples_ += config_.batch_size;
+  const double loss = slot.loss();
+  if (!std::isfinite(loss) || loss > config_.divergence_loss) {
+    stop(RunStatus::Diverged, "node " + std::to_string(node) + " minibatch loss " +
+                                  std::to_string(loss) + " at t=" +
+                                  std::to_string(now_.seconds()) + " s");
+    return;
+  }
+  loss_sum_since_eval_ += loss;
+  ++losses_since_eval_;
+  parts_.algorithm->on_gradient(*this, node, GradientResult{slot.grad(), loss, slot.tag, slot.started});
+  if ((config_.stop_epochs > 0 && epochs() >= config_.stop_epochs) ||
+      (config_.stop_steps > 0 && gradient_steps_ >= config_.stop_steps * nodes_))
+    stop(RunStatus::Completed, "stop rule reached");
+}
+
+void Simulator::on_message_arrival(const Event& e) {
+  Message& m = messages_[static_cast<std::size_t>(e.arg)];
+  if (m.dst < nodes_)
+    stats_[static_cast<std::size_t>(m.dst)].bytes_received += m.wire_bytes;
+  parts_.algorithm->on_message(*this, m);
+  m.payload = SharedBuffer(); // the algorithm keeps its own handle if it needs the data
+  free_messages_.push_back(e.arg);
+}
+
+void Simulator::handle(const Event& e) {
+  if (e.kind != EventKind::Evaluation && e.kind != EventKind::Stop)
+    --pending_work_;
+  if (config_.record_events) {
+    EventRecord rec;
+    rec.time_ns = e.time.ns();
+    rec.kind = static_cast<std::int32_t>(e.kind);
+    rec.node = e.node;
+    rec.peer = e.peer;
+    if (e.kind == EventKind::MessageArrival)
+      rec.bytes = messages_[static_cast<std::size_t>(e.arg)].wire_bytes;
+    parts_.trace->event(rec);
+  }
+  switch (e.kind) {
+  case EventKind::GradientReady:
+    on_gradient_ready(e);
+    break;
+  case EventKind::MessageArrival:
+    on_message_arrival(e);
+    break;
+  case EventKind::Timer:
+    parts_.algorithm->on_timer(*this, e.node, static_cast<std::int32_t>(e.arg));
+    break;
+  case EventKind::Evaluation:
+    evaluate();
+    if (!stopped_)
+      queue_.push(now_ + SimTime::from_seconds(config_.eval_every_s), EventKind::Evaluation, -1);
+    break;
+  case EventKind::Stop:
+    stop(RunStatus::Completed, "stop rule reached");
+    break;
+  }
+}
+
+void Simulator::evaluate() {
+  const auto t0 = std::chrono::steady_clock::now();
+  last_eval_time_ = now_;
+  MetricsRow row;
+  auto& c = row.columns;
+  c.emplace_back("sim_time_s", now_.seconds());
+  c.emplace_back("updates", static_cast<double>(updates_));
+  c.emplace_back("gradient_steps", static_cast<double>(gradient_steps_));
+  c.emplace_back("epoch", epochs());
+
+  parts_.algorithm->eval_model(*this, {eval_model_.data(), dim_});
+  const bool finite_model = eval_model_.allFinite();
+  const EvalResult r = evaluator_.evaluate({eval_model_.data(), dim_});
+  const double test_loss = r.loss_sum / static_cast<double>(std::max<std::int64_t>(1, r.count));
+  last_accuracy_ = static_cast<double>(r.correct) / static_cast<double>(std::max<std::int64_t>(1, r.count));
+  last_loss_ = test_loss;
+  c.emplace_back("test_loss", test_loss);
+  c.emplace_back("test_accuracy", last_accuracy_);
+  c.emplace_back("train_loss", losses_since_eval_ > 0
+                                   ? loss_sum_since_eval_ / static_cast<double>(losses_since_eval_)
+                                   : std::nan(""));
+  loss_sum_since_eval_ = 0;
+  losses_since_eval_ = 0;
+
+  const bool node_models = parts_.algorithm->has_node_models();
+  double acc_mean = std::nan(""), acc_min = std::nan(""), acc_max = std::nan(""), acc_std = std::nan("");
+  if (node_models && config_.eval_per_node) {
+    node_views_.clear();
+    for (int i = 0; i < nodes_; ++i)
+      node_views_.push_back(params_view(i));
+    evaluator_.evaluate_many(node_views_, static_cast<std::size_t>(config_.eval_per_node_samples),
+                             node_results_);
+    double s = 0, s2 = 0;
+    acc_min = 1.0;
+    acc_max = 0.0;
+    for (const EvalResult& nr : node_results_) {
+      const double a = static_cast<double>(nr.correct) / static_cast<double>(std::max<std::int64_t>(1, nr.count));
+      s += a;
+      s2 += a * a;
+      acc_min = std::min(acc_min, a);
+      acc_max = std::max(acc_max, a);
+    }
+    acc_mean = s / nodes_;
+    acc_std = std::sqrt(std::max(0.0, s2 / nodes_ - acc_mean * acc_mean));
+  }
+  c.emplace_back("node_accuracy_mean", acc_mean);
+  c.emplace_back("node_accuracy_min", acc_min);
+  c.emplace_back("node_accuracy_max", acc_max);
+  c.emplace_back("node_accuracy_std", acc_std);
+
+  double consensus = std::nan("");
+  if (node_models) {
+    average_model_ = node_params_.rowwise().sum() / static_cast<float>(nodes_);
+    double sum = 0;
+    for (int i = 0; i < nodes_; ++i)
+      sum += static_cast<double>((node_params_.col(i) - average_model_).squaredNorm());
+    consensus = sum / nodes_;
+  }
+  c.emplace_back("consensus_distance", consensus);
+  c.emplace_back("bytes_sent", static_cast<double>(bytes_sent_));
+  c.emplace_back("staleness_mean", stale_updates_since_eval_ > 0
+                                       ? staleness_sum_since_eval_ / static_cast<double>(stale_updates_since_eval_)
+                                       : std::nan(""));
+  staleness_sum_since_eval_ = 0;
+  stale_updates_since_eval_ = 0;
+
+  eval_wall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  parts_.trace->metrics(row, std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count());
+  if (!finite_model || !std::isfinite(test_loss))
+    stop(RunStatus::Diverged, "evaluation model is not finite at t=" + std::to_string(now_.seconds()) + " s");
+  report_progress(true);
+}
+
+void Simulator::report_progress(bool force) {
+  if (!config_.on_progress)
+    return;
+  const auto now_wall = std::chrono::steady_clock::now();
+  if (!force && now_wall - last_progress_ < std::chrono::milliseconds(250))
+    return;
+  last_progress_ = now_wall;
+  Progress p;
+  p.sim_time_s = now_.seconds();
+  p.epoch = epochs();
+  p.updates = updates_;
+  p.test_accuracy = last_accuracy_;
+  p.fraction_done = fraction_done();
+  p.wall_seconds = std::chrono::duration<double>(now_wall - wall_start_).count();
+  config_.on_progress(p);
+}
+
+RunSummary Simulator::summary() const {
+  RunSummary s;
+  s.status = status_;
+  s.message = status_message_;
+  s.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
+  auto column = [&](const char* name, auto get) {
+    std::vector<double> v;
+    for (const NodeStats& st : stats_)
+      v.push_back(static_cast<double>(get(st)));
+    s.node_columns.emplace_back(name, std::move(v));
+  };
+  column("updates", [](const NodeStats& st) { return st.updates; });
+  column("gradient_steps", [](const NodeStats& st) { return st.gradient_steps; });
+  column("compute_s", [](const NodeStats& st) { return st.compute_s; });
+  column("idle_s", [](const NodeStats& st) { return st.idle_s; });
+  column("bytes_sent", [](const NodeStats& st) { return st.bytes_sent; });
+  column("bytes_received", [](const NodeStats& st) { return st.bytes_received; });
+  column("messages_sent", [](const NodeStats& st) { return st.messages_sent; });
+  {
+    std::vector<double> speed, straggler;
+    for (int i = 0; i < nodes_; ++i) {
+      speed.push_back(parts_.compute->speed_factor(i));
+      straggler.push_back(parts_.compute->permanent_straggler(i) ? 1.0 : 0.0);
+    }
+    s.node_columns.emplace_back("speed_factor", std::move(speed));
+    s.node_columns.emplace_back("straggler", std::move(straggler));
+  }
+  std::size_t last = staleness_histogram_.size();
+  while (last > 1 && staleness_histogram_[last - 1] == 0)
+    --last;
+  s.staleness_histogram.assign(staleness_histogram_.begin(),
+                               staleness_histogram_.begin() + static_cast<std::ptrdiff_t>(last));
+  s.number_attributes = {
+      {"sim_time_s", now_.seconds()},
+      {"epochs", epochs()},
+      {"updates", static_cast<double>(updates_)},
+      {"gradient_steps", static_cast<double>(gradient_steps_)},
+      {"final_test_accuracy", last_accuracy_},
+      {"final_test_loss", last_loss_},
+      {"bytes_sent", static_cast<double>(bytes_sent_)},
+      {"message_buffers", static_cast<double>(pool_.buffers_allocated())},
+      {"memory_message_buffers_bytes",
+       static_cast<double>(pool_.buffers_allocated() * dim_ * sizeof(float))},
+      {"gradient_wall_seconds", gradient_wall_s_},
+      {"eval_wall_seconds", eval_wall_s_},
+  };
+  return s;
+}
+
+RunResult Simulator::run(RunHeader header) {
+  wall_start_ = std::chrono::steady_clock::now();
+  last_progress_ = wall_start_;
+  header.number_attributes.emplace_back("num_params", static_cast<double>(dim_));
+  header.number_attributes.emplace_back("nodes", nodes_);
+  header.number_attributes.emplace_back("memory_node_params_bytes",
+                                        static_cast<double>(dim_ * sizeof(float)) * nodes_);
+  header.number_attributes.emplace_back("memory_algorithm_state_bytes",
+                                        static_cast<double>(parts_.algorithm->state_bytes()));
+  header.number_attributes.emplace_back("spectral_gap", parts_.topology->spectral_gap());
+  header.number_attributes.emplace_back("train_size", static_cast<double>(parts_.train->size()));
+  header.number_attributes.emplace_back("test_size", static_cast<double>(evaluator_.count()));
+  header.label_histogram = parts_.partition->label_histogram;
+  parts_.trace->begin(header);
+
+  // Every node starts from the same model, drawn from the ("init") stream.
+  {
+    Rng init = Rng::stream(config_.seed, "init", Rng::kNoNode);
+    parts_.model->init({node_params_.col(0).data(), dim_}, init);
+    for (int i = 1; i < nodes_; ++i)
+      node_params_.col(i) = node_params_.col(0);
+  }
+  queue_.push(SimTime(), EventKind::Evaluation, -1); // row 0: the initial model
+  if (config_.stop_sim_time_s > 0)
+    queue_.push(SimTime::from_seconds(config_.stop_sim_time_s), EventKind::Stop, -1);
+  parts_.algorithm->start(*this);
+
+  std::int64_t handled = 0;
+  while (!stopped_) {
+    if (config_.interrupt && config_.interrupt->load(std::memory_order_relaxed)) {
+      stop(RunStatus::Interrupted, "interrupted by signal");
+      break;
+    }
+    if (queue_.empty() || pending_work_ == 0) {
+      // Only evaluations left: nothing can ever change again.
+      stop(RunStatus::Failed, "the algorithm stalled: no gradient, message or timer pending at t=" +
+                                  std::to_string(now_.seconds()) + " s");
+      break;
+    }
+    const Event e = queue_.pop();
+    now_ = e.time;
+    handle(e);
+    if ((++handled & 63) == 0)
+      report_progress(false);
+  }
+  for (auto& slot : slots_)
+    if (slot->busy()) {
+      slot->join();
+      gradient_wall_s_ += slot->task_wall_seconds();
+    }
+  if (last_eval_time_ != now_ && status_ != RunStatus::Diverged)
+    evaluate();
+  const RunSummary s = summary();
+  parts_.trace->finish(s);
+
+  RunResult r;
+  r.status = status_;
+  r.message = status_message_;
+  r.sim_time_s = now_.seconds();
+  r.wall_seconds = s.wall_seconds;
+  r.epochs = epochs();
+  r.updates = updates_;
+  r.gradient_steps = gradient_steps_;
+  r.final_test_accuracy = last_accuracy_;
+  r.final_test_loss = last_loss_;
+  r.gradient_wall_seconds = gradient_wall_s_;
+  r.eval_wall_seconds = eval_wall_s_;
+  return r;
+}
+
+} // namespace dtsim

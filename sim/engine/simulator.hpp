@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+// Simulator: the event loop that runs one scenario in simulated time with real gradients.
+#pragma once
+
+#include "data/dataset.hpp"
+#include "data/partition.hpp"
+#include "models/model.hpp"
+#include "sim/engine/algorithm.hpp"
+#include "sim/engine/context.hpp"
+#include "sim/engine/data_sampler.hpp"
+#include "sim/engine/engine_config.hpp"
+#include "sim/engine/evaluator.hpp"
+#include "sim/engine/event_queue.hpp"
+#include "sim/engine/gradient_slot.hpp"
+#include "sim/engine/shared_buffer.hpp"
+#include "sim/engine/trace_sink.hpp"
+#include "sim/system/compute_time_model.hpp"
+#include "sim/system/network_model.hpp"
+#include "topologies/topology.hpp"
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+namespace dtsim {
+
+// Everything a run is made of. The simulator borrows all of it for the run's duration.
+struct SimulationParts {
+  const Dataset* train = nullptr;
+  const Dataset* test = nullptr;
+  const Partition* partition = nullptr;
+  const Model* model = nullptr;
+  const Topology* topology = nullptr;
+  ComputeTimeModel* compute = nullptr;
+  NetworkModel* network = nullptr;
+  Algorithm* algorithm = nullptr;
+  TraceSink* trace = nullptr;
+};
+
+struct RunResult {
+  RunStatus status = RunStatus::Completed;
+  std::string message;
+  double sim_time_s = 0;
+  double wall_seconds = 0;
+  double epochs = 0;
+  std::int64_t updates = 0;
+  std::int64_t gradient_steps = 0;
+  double final_test_accuracy = 0;
+  double final_test_loss = 0;
+  double gradient_wall_seconds = 0; // summed over tasks (statistics only)
+  double eval_wall_seconds = 0;
+};
+
+// The single-threaded event loop; numeric work (gradients, evaluation) runs on oneTBB.
+// Event order is (time, insertion order); results are identical for any thread count.
+class Simulator final : public Context {
+public:
+  Simulator(const SimulationParts& parts, EngineConfig config);
+  ~Simulator() override;
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  // Runs to the stop rule, divergence or interruption. `header` is completed with the run's
+  // facts (sizes, memory) and written to the trace first.
+  RunResult run(RunHeader header);
+
+  // Context
+  SimTime now() const override { return now_; }
+  int num_nodes() const override { return nodes_; }
+  std::size_t num_params() const override { return dim_; }
+  const Topology& topology() const override { return *parts_.topology; }
+  std::span<float> params(int node) override;
+  std::span<const float> params_view(int node) const override;
+  bool computing(int node) const override;
+  void start_gradient(int node, std::int64_t tag) override;
+  SharedBuffer new_buffer() override { return pool_.acquire(); }
+  void send(int src, int dst, const MessageInfo& info, SharedBuffer payload,
+            std::int64_t wire_bytes) override;
+  void set_timer(int node, SimTime delay, std::int32_t tag) override;
+  Rng& rng(int node) override;
+  void record_update(int node, std::int64_t staleness) override;
+  void record_idle(int node, SimTime waited) override;
+
+private:
+  struct NodeStats {
+    std::int64_t updates = 0;
+    std::int64_t gradient_steps = 0;
+    double compute_s = 0;
+    double idle_s = 0;
+    std::int64_t bytes_sent = 0;
+    std::int64_t bytes_received = 0;
+    std::int64_t messages_sent = 0;
+  };
+
+  void handle(const Event& e);
+  void on_gradient_ready(const Event& e);
+  void on_message_arrival(const Event& e);
+  void evaluate();
+  void stop(RunStatus status, std::string message);
+  double fraction_done() const;
+  double epochs() const;
+  void report_progress(bool force);
+  RunSummary summary() const;
+  void push_work(SimTime t, EventKind kind, int node, int peer, std::int64_t arg);
+
+  SimulationParts parts_;
+  EngineConfig config_;
+  int nodes_;
+  std::size_t dim_;
+  Eigen::MatrixXf node_params_; // dim x nodes: all models contiguous
+  std::vector<std::unique_ptr<GradientSlot>> slots_;
+  std::vector<DataSampler> samplers_;
+  std::vector<Rng> algorithm_rngs_;
+  std::vector<NodeStats> stats_;
+  EventQueue queue_;
+  BufferPool pool_;
+  std::vector<Message> messages_; // in flight, indexed by the event's arg
+  std::vector<std::int64_t> free_messages_;
+  Evaluator evaluator_;
+  Vec eval_model_;
+  Vec average_model_;
+  std::vector<EvalResult> node_results_;
+  std::vector<std::span<const float>> node_views_;
+
+  SimTime now_;
+  std::int64_t pending_work_ = 0; // gradient, message and timer events not yet handled
+  std::int64_t samples_ = 0;
+  std::int64_t gradient_steps_ = 0;
+  std::int64_t updates_ = 0;
+  std::int64_t bytes_sent_ = 0;
+  double loss_sum_since_eval_ = 0;
+  std::int64_t losses_since_eval_ = 0;
+  double staleness_sum_since_eval_ = 0;
+  std::int64_t stale_updates_since_eval_ = 0;
+  std::vector<std::int64_t> staleness_histogram_;
+  SimTime last_eval_time_ = SimTime::from_ns(-1);
+  double last_accuracy_ = -1;
+  double last_loss_ = 0;
+  bool stopped_ = false;
+  RunStatus status_ = RunStatus::Completed;
+  std::string status_message_;
+  double gradient_wall_s_ = 0;
+  double eval_wall_s_ = 0;
+  std::chrono::steady_clock::time_point wall_start_;
+  std::chrono::steady_clock::time_point last_progress_;
+};
+
+} // namespace dtsim

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+// ASGD: asynchronous parameter server; every gradient is applied on arrival, however stale.
+#pragma once
+
+#include "sim/engine/algorithm.hpp"
+#include "sim/optimizers/algorithm_setup.hpp"
+
+#include <vector>
+
+namespace dtsim {
+
+// algorithms.md section 1. Workers pull the server model, compute one minibatch gradient,
+// push it; the server applies it at once (w -= lr*u, u = g + wd*w, or server momentum
+// M = mu*M + u, u = M), increments its version t, records staleness t-1-tau and replies
+// with the new model. Keys: lr (> 0, default 0.05), momentum (server, [0,1), default 0),
+// weight_decay (>= 0, default 0).
+class Asgd final : public Algorithm {
+public:
+  Asgd(const Params& p, const AlgorithmSetup& setup);
+  std::string describe() const override;
+  void start(Context& ctx) override;
+  void on_gradient(Context& ctx, int node, const GradientResult& r) override;
+  void on_message(Context& ctx, const Message& msg) override;
+  void eval_model(const Context& ctx, std::span<float> out) const override;
+  bool has_node_models() const override { return false; }
+  std::size_t state_bytes() const override;
+
+  static constexpr std::int32_t kGradient = 1;
+  static constexpr std::int32_t kModel = 2;
+
+private:
+  float lr_;
+  float momentum_;
+  float weight_decay_;
+  Vec w_;
+  Vec m_;
+  std::int64_t version_ = 0;
+  std::vector<SimTime> wait_start_;
+};
+
+} // namespace dtsim

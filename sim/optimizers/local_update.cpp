@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: MIT
+// Weight decay and local momentum on flat vectors.
+#include "sim/optimizers/local_update.hpp"
+
+namespace dtsim {
+
+LocalUpdate::LocalUpdate(const Params& p, int nodes, std::size_t dim) {
+  beta_ = static_cast<float>(p.number("momentum", 0.0, Range::unit_open_hi()));
+  nesterov_ = p.flag("nesterov", false);
+  weight_decay_ = static_cast<float>(p.number("weight_decay", 0.0, Range::non_negative()));
+  if (beta_ > 0)
+    m_.assign(static_cast<std::size_t>(nodes), Vec::Zero(static_cast<Eigen::Index>(dim)));
+}
+
+void LocalUpdate::direction(int node, std::span<const float> grad, std::span<const float> x,
+                            std::span<float> out) {
+  VecMap u = as_vec(out);
+  if (weight_decay_ > 0)
+    u = as_vec(grad) + weight_decay_ * as_vec(x);
+  else
+    u = as_vec(grad);
+  if (beta_ > 0) {
+    Vec& m = m_[static_cast<std::size_t>(node)];
+    m = beta_ * m + u;
+    if (nesterov_)
+      u += beta_ * m;
+    else
+      u = m;
+  }
+}
+
+std::size_t LocalUpdate::state_bytes() const {
+  return m_.empty() ? 0 : m_.size() * static_cast<std::size_t>(m_[0].size()) * sizeof(float);
+}
+
+} // namespace dtsim

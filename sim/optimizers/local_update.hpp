@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+// The per-node update direction u from a gradient: weight decay and (Nesterov) momentum.
+#pragma once
+
+#include "sim/core/flat_vector.hpp"
+#include "sim/core/params.hpp"
+
+#include <span>
+#include <vector>
+
+namespace dtsim {
+
+// u = g + wd*x; with momentum beta: m = beta*m + u, then u = m (heavy ball) or
+// u = u + beta*m (Nesterov, PyTorch form). One momentum buffer per node, never sent.
+// Keys: momentum (in [0,1), default 0), nesterov (default false), weight_decay (>= 0, 0).
+class LocalUpdate {
+public:
+  LocalUpdate(const Params& p, int nodes, std::size_t dim);
+  // Writes u for node i into `out` (size dim); x is the node's model at the gradient.
+  void direction(int node, std::span<const float> grad, std::span<const float> x,
+                 std::span<float> out);
+  std::size_t state_bytes() const;
+  double momentum() const { return beta_; }
+
+private:
+  float beta_ = 0;
+  float weight_decay_ = 0;
+  bool nesterov_ = false;
+  std::vector<Vec> m_;
+};
+
+} // namespace dtsim

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+// Scenario sections, in file order: name, seed, nodes, data, model, topology, algorithm,
+// system, stop, eval, output.
+#include "sim/scenario/run_plan.hpp"
+
+#include "data/load_dataset.hpp"
+#include "models/make_model.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/optimizers/algorithm_setup.hpp"
+#include "sim/scenario/yaml_tree.hpp"
+#include "topologies/make_topology.hpp"
+
+#include <filesystem>
+
+namespace dtsim {
+namespace {
+
+constexpr int kMaxNodes = 4096;
+// Refuse runs whose node models and message buffers alone would exceed this.
+constexpr double kMaxMemoryBytes = 16.0 * (1ull << 30);
+
+std::string default_name(const std::string& path) {
+  return std::filesystem::path(path).stem().string();
+}
+
+void read_stop(const Params& p, EngineConfig& e) {
+  e.stop_epochs = p.number("epochs", 0.0, Range::non_negative());
+  e.stop_sim_time_s = p.number("sim_time_s", 0.0, Range::non_negative());
+  e.stop_steps = p.integer("steps", 0, Range::non_negative());
+  e.divergence_loss = p.number("divergence_loss", 1e3, Range::positive());
+  if (e.stop_epochs <= 0 && e.stop_sim_time_s <= 0 && e.stop_steps <= 0)
+    p.fail("epochs", "no stop rule: set at least one of stop.epochs, stop.sim_time_s, stop.steps "
+                     "to a value > 0");
+}
+
+void read_eval(const Params& p, EngineConfig& e) {
+  e.eval_every_s = p.number("every_s", 1.0, Range::positive());
+  e.eval_test_samples = p.integer("test_samples", 0, Range::non_negative());
+  e.eval_per_node = p.flag("per_node", false);
+  e.eval_per_node_samples = p.integer("per_node_samples", 1000, Range::positive());
+}
+
+RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scenario_path,
+                       const std::vector<std::string>& overrides) {
+  for (const std::string& o : overrides)
+    apply_override(*tree, o);
+  const Params root(tree, scenario_path);
+
+  RunPlan plan;
+  plan.source_file = scenario_path;
+  plan.name = root.text("name", default_name(scenario_path));
+  plan.seed = static_cast<std::uint64_t>(root.integer("seed", 1, Range::non_negative()));
+  const int nodes = static_cast<int>(root.integer("nodes", 16, Range::between(1, kMaxNodes)));
+
+  const Params data = root.child("data");
+  plan.engine.batch_size = static_cast<int>(data.integer("batch_size", 32, Range::between(1, 65536)));
+  plan.data = load_dataset(data, plan.seed);
+  plan.partition = make_partition(data.child("partition"), plan.data.train.labels,
+                                  plan.data.train.num_classes, nodes, plan.seed);
+
+  plan.model = make_model(root.child("model"), plan.data.train.shape, plan.data.train.num_classes);
+  const double dim = static_cast<double>(plan.model->num_params());
+  // Node models, the average/eval copies, and in-flight messages (a few per node).
+  plan.memory_estimate_bytes = dim * sizeof(float) * (2.0 * nodes + 8.0);
+  if (plan.memory_estimate_bytes > kMaxMemoryBytes)
+    root.fail("nodes", "this run would need about " +
+                           std::to_string(static_cast<long long>(plan.memory_estimate_bytes / (1 << 20))) +
+                           " MiB for " + std::to_string(nodes) + " copies of a " +
+                           std::to_string(static_cast<long long>(dim)) +
+                           "-parameter model; the limit is 16 GiB: use fewer nodes or a smaller model");
+
+  plan.topology.emplace(make_topology(root.child("topology"), nodes, plan.seed));
+
+  const Params alg = root.child("algorithm");
+  const AlgorithmSetup setup{nodes, plan.model->num_params(), &*plan.topology};
+  plan.algorithm = builtin_algorithms().make(alg, "name", "dsgd", setup);
+
+  const Params system = root.child("system");
+  plan.compute = std::make_unique<ComputeTimeModel>(system.child("compute"), nodes, plan.seed);
+  plan.network = std::make_unique<NetworkModel>(system.child("network"), nodes + 1, plan.seed);
+
+  read_stop(root.child("stop"), plan.engine);
+  read_eval(root.child("eval"), plan.engine);
+  plan.engine.seed = plan.seed;
+
+  const Params out = root.child("output");
+  plan.output_path = out.text("path", "runs/" + plan.name + ".h5");
+  plan.events = out.choice("events", "summary", {"none", "summary", "full"});
+  plan.engine.record_events = plan.events == "full";
+
+  root.reject_unused();
+  plan.resolved_yaml = to_yaml(*tree);
+  return plan;
+}
+
+} // namespace
+
+RunPlan plan_run(const std::string& scenario_path, const std::vector<std::string>& overrides) {
+  return plan_from_tree(parse_yaml_file(scenario_path), scenario_path, overrides);
+}
+
+RunPlan plan_run_text(const std::string& yaml, const std::string& name,
+                      const std::vector<std::string>& overrides) {
+  return plan_from_tree(parse_yaml_text(yaml, name), name, overrides);
+}
+
+RunResult execute_plan(RunPlan& plan, TraceSink& sink, int threads) {
+  SimulationParts parts{&plan.data.train, &plan.data.test, &plan.partition, plan.model.get(),
+                        &*plan.topology,  plan.compute.get(), plan.network.get(),
+                        plan.algorithm.get(), &sink};
+  Simulator sim(parts, plan.engine);
+  RunHeader header;
+  header.name = plan.name;
+  header.scenario_yaml = plan.resolved_yaml;
+  header.seed = plan.seed;
+  header.text_attributes = {{"dtsim_version", DTSIM_VERSION},
+                            {"scenario_file", plan.source_file},
+                            {"model", plan.model->describe()},
+                            {"algorithm", plan.algorithm->describe()},
+                            {"topology", plan.topology->name()}};
+  header.number_attributes = {{"threads", threads},
+                              {"batch_size", plan.engine.batch_size},
+                              {"memory_estimate_bytes", plan.memory_estimate_bytes}};
+  return sim.run(std::move(header));
+}
+
+} // namespace dtsim

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+// A scenario file turned into every object one run needs, fully validated.
+#pragma once
+
+#include "data/dataset.hpp"
+#include "data/partition.hpp"
+#include "models/model.hpp"
+#include "sim/engine/algorithm.hpp"
+#include "sim/engine/engine_config.hpp"
+#include "sim/engine/simulator.hpp"
+#include "sim/system/compute_time_model.hpp"
+#include "sim/system/network_model.hpp"
+#include "topologies/topology.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dtsim {
+
+// Everything built from one scenario. `resolved_yaml` is the scenario with every default
+// filled in: stored in the trace, it reproduces the run exactly.
+struct RunPlan {
+  std::string name;
+  std::string source_file;
+  std::string resolved_yaml;
+  std::uint64_t seed = 0;
+  DataSplit data;
+  Partition partition;
+  std::unique_ptr<Model> model;
+  std::optional<Topology> topology;
+  std::unique_ptr<ComputeTimeModel> compute;
+  std::unique_ptr<NetworkModel> network;
+  std::unique_ptr<Algorithm> algorithm;
+  EngineConfig engine;
+  std::string output_path;
+  std::string events; // none | summary | full
+  double memory_estimate_bytes = 0;
+};
+
+// Reads the scenario file, applies "--set key=value" overrides in order, builds and
+// validates everything (data is loaded, the graph is checked, unknown keys are rejected).
+// Throws ConfigError with one line naming file, line, key and what was expected.
+RunPlan plan_run(const std::string& scenario_path, const std::vector<std::string>& overrides);
+// The same from YAML text; `name` stands for the file in messages.
+RunPlan plan_run_text(const std::string& yaml, const std::string& name,
+                      const std::vector<std::string>& overrides);
+
+// Runs a plan to its end, writing to `sink`. `threads` is recorded in the trace only: the
+// caller sets oneTBB's parallelism (results do not depend on it).
+RunResult execute_plan(RunPlan& plan, TraceSink& sink, int threads);
+
+} // namespace dtsim

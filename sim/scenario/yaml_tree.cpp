@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+// yaml-cpp is used here and nowhere else.
+#include "sim/scenario/yaml_tree.hpp"
+
+#include "sim/core/errors.hpp"
+
+#include <fstream>
+#include <sstream>
+#include <yaml-cpp/yaml.h>
+
+namespace dtsim {
+namespace {
+
+constexpr std::size_t kMaxFileBytes = 1 << 20;
+constexpr std::size_t kMaxNodes = 100000;
+constexpr int kMaxDepth = 64;
+
+struct Converter {
+  std::string name;
+  int line_override = 0; // nonzero: every node gets this line (used for --set)
+  std::size_t nodes = 0;
+
+  [[noreturn]] void fail(const YAML::Mark& m, const std::string& what) const {
+    throw ConfigError(name + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1) +
+                      ": " + what);
+  }
+
+  ParamNode convert(const YAML::Node& y, int depth) {
+    if (++nodes > kMaxNodes)
+      fail(y.Mark(), "document expands to more than " + std::to_string(kMaxNodes) +
+                         " nodes (recursive aliases?); refusing to read it");
+    if (depth > kMaxDepth)
+      fail(y.Mark(), "document nests deeper than " + std::to_string(kMaxDepth) + " levels");
+    ParamNode n;
+    n.line = line_override != 0 ? line_override : y.Mark().line + 1;
+    switch (y.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      n.kind = ParamNode::Kind::Null;
+      break;
+    case YAML::NodeType::Scalar:
+      n.kind = ParamNode::Kind::Scalar;
+      n.scalar = y.Scalar();
+      break;
+    case YAML::NodeType::Sequence:
+      n.kind = ParamNode::Kind::List;
+      for (const auto& item : y)
+        n.items.push_back(convert(item, depth + 1));
+      break;
+    case YAML::NodeType::Map:
+      n.kind = ParamNode::Kind::Map;
+      for (const auto& kv : y) {
+        if (!kv.first.IsScalar())
+          fail(kv.first.Mark(), "map keys must be plain names");
+        const std::string key = kv.first.Scalar();
+        if (n.find(key))
+          fail(kv.first.Mark(), "duplicate key '" + key + "'");
+        n.fields.emplace_back(key, convert(kv.second, depth + 1));
+      }
+      break;
+    }
+    return n;
+  }
+};
+
+std::shared_ptr<ParamNode> to_tree(const YAML::Node& doc, const std::string& name) {
+  Converter c{name};
+  auto root = std::make_shared<ParamNode>(c.convert(doc, 0));
+  if (root->kind == ParamNode::Kind::Null)
+    throw ConfigError(name + ": the file is empty; expected a map of scenario settings");
+  if (root->kind != ParamNode::Kind::Map)
+    throw ConfigError(name + ":" + std::to_string(root->line) +
+                      ": expected a map of settings at the top level");
+  return root;
+}
+
+YAML::Node load(const std::string& text, const std::string& name) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(name + ":" + std::to_string(e.mark.line + 1) + ":" +
+                      std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
+  }
+}
+
+void emit(YAML::Emitter& out, const ParamNode& n) {
+  switch (n.kind) {
+  case ParamNode::Kind::Null:
+    out << YAML::Null;
+    break;
+  case ParamNode::Kind::Scalar:
+    out << n.scalar;
+    break;
+  case ParamNode::Kind::List: {
+    bool flat = true;
+    for (const auto& item : n.items)
+      flat = flat && item.kind == ParamNode::Kind::Scalar;
+    if (flat)
+      out << YAML::Flow;
+    out << YAML::BeginSeq;
+    for (const auto& item : n.items)
+      emit(out, item);
+    out << YAML::EndSeq;
+    break;
+  }
+  case ParamNode::Kind::Map:
+    out << YAML::BeginMap;
+    for (const auto& [k, v] : n.fields) {
+      out << YAML::Key << k << YAML::Value;
+      emit(out, v);
+    }
+    out << YAML::EndMap;
+    break;
+  }
+}
+
+} // namespace
+
+std::shared_ptr<ParamNode> parse_yaml_text(const std::string& text, const std::string& name) {
+  return to_tree(load(text, name), name);
+}
+
+std::shared_ptr<ParamNode> parse_yaml_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw ConfigError(path + ": cannot open the scenario file");
+  std::string text;
+  text.resize(kMaxFileBytes + 1);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kMaxFileBytes)
+    throw ConfigError(path + ": larger than 1 MiB; a scenario file should be a few lines");
+  return parse_yaml_text(text, path);
+}
+
+void apply_override(ParamNode& root, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw ConfigError("--set " + assignment + ": expected key=value, e.g. --set algorithm.lr=0.1");
+  const std::string path = assignment.substr(0, eq);
+  const std::string value = assignment.substr(eq + 1);
+  Converter c{"--set " + path, -1};
+  ParamNode v;
+  try {
+    v = c.convert(YAML::Load(value), 0);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError("--set " + path + ": cannot parse value '" + value + "': " + e.msg);
+  }
+  ParamNode* node = &root;
+  std::size_t start = 0;
+  for (;;) {
+    const auto dot = path.find('.', start);
+    const std::string key = path.substr(start, dot == std::string::npos ? dot : dot - start);
+    if (key.empty())
+      throw ConfigError("--set " + path + ": empty key in the dotted path");
+    if (node->kind == ParamNode::Kind::Null)
+      *node = ParamNode::make_map(-1);
+    if (node->kind != ParamNode::Kind::Map)
+      throw ConfigError("--set " + path + ": '" + key + "' is inside a value that is not a map");
+    ParamNode* child = node->find(key);
+    if (!child) {
+      node->fields.emplace_back(key, ParamNode::make_map(-1));
+      child = &node->fields.back().second;
+      child->kind = ParamNode::Kind::Null;
+    }
+    if (dot == std::string::npos) {
+      *child = std::move(v);
+      return;
+    }
+    node = child;
+    start = dot + 1;
+  }
+}
+
+std::string to_yaml(const ParamNode& root) {
+  YAML::Emitter out;
+  emit(out, root);
+  return std::string(out.c_str()) + "\n";
+}
+
+} // namespace dtsim

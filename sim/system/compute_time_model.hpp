@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+// How long one minibatch gradient takes on each node, in simulated time.
+#pragma once
+
+#include "sim/core/params.hpp"
+#include "sim/core/rng.hpp"
+#include "sim/core/sim_time.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dtsim {
+
+// Per-node compute time = base draw x node speed factor x straggler slowdown.
+// Keys of `system.compute` (all optional):
+//   dist: constant | normal | lognormal | exponential | gamma   (default constant)
+//   mean_s: mean seconds per minibatch (> 0, default 0.05)
+//   sigma: lognormal sigma of log-time (default 0.3); normal: coefficient of variation
+//          (std / mean, default 0.1, draws truncated at 1% of the mean)
+//   shape: gamma shape k (default 2)
+//   speed_factors: per-node multipliers (list of n values > 0), or
+//   speed_range: [lo, hi]  node i's factor drawn uniformly in [lo, hi] (default [1, 1])
+//   stragglers: {fraction: [0,1] (default 0), slowdown: >= 1 (default 5),
+//                mode: permanent | transient (default permanent)}
+//     permanent: round(fraction * n) seeded nodes are always slow;
+//     transient: every step is slow with probability `fraction`.
+// Each node draws from its own stream ("compute", node).
+class ComputeTimeModel {
+public:
+  ComputeTimeModel(const Params& compute, int nodes, std::uint64_t seed);
+
+  SimTime sample(int node);
+  double speed_factor(int node) const { return speed_[static_cast<std::size_t>(node)]; }
+  bool permanent_straggler(int node) const { return slow_[static_cast<std::size_t>(node)]; }
+  double mean_seconds() const { return mean_s_; }
+
+private:
+  enum class Dist { Constant, Normal, Lognormal, Exponential, Gamma };
+  double base_draw(Rng& rng) const;
+
+  Dist dist_ = Dist::Constant;
+  double mean_s_ = 0.05;
+  double sigma_ = 0.3;
+  double shape_ = 2.0;
+  double straggler_fraction_ = 0.0;
+  double slowdown_ = 5.0;
+  bool transient_ = false;
+  std::vector<double> speed_;
+  std::vector<bool> slow_;
+  std::vector<Rng> rngs_;
+};
+
+} // namespace dtsim

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+// The dtsim command line end to end: run, validate, list, topology, exit codes, traces.
+#include "run_cli.hpp"
+#include "sim/trace/trace_reader.hpp"
+
+#include <cmath>
+#include <doctest/doctest.h>
+#include <filesystem>
+#include <fstream>
+
+using namespace dtsim;
+using testing::run_cli;
+
+namespace {
+
+std::string temp_dir() {
+  const auto dir = std::filesystem::temp_directory_path() / "dtsim_cli_test";
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+std::string write_file(const std::string& name, const std::string& text) {
+  const std::string path = temp_dir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+const char* kTiny = R"(name: cli-tiny
+seed: 5
+nodes: 6
+data:
+  dataset: synthetic
+  synthetic: {features: 12, classes: 3, train: 900, test: 300}
+  partition: {kind: dirichlet, alpha: 0.5, min_size: 20}
+  batch_size: 16
+model: {kind: mlp, hidden: [16]}
+topology: {kind: ring}
+algorithm: {name: dsgd, mode: async, lr: 0.1, momentum: 0.9}
+system: {compute: {dist: exponential, mean_s: 0.01}, network: {latency_s: 0.003}}
+stop: {epochs: 2}
+eval: {every_s: 0.02, per_node: true}
+)";
+
+} // namespace
+
+TEST_SUITE("app") {
+  TEST_CASE("dtsim topology prints degree, diameter and the spectral gap") {
+    const auto r = run_cli("topology ring --nodes 16");
+    CHECK(r.exit_code == 0);
+    CHECK(r.output.find("spectral gap: 0.050747") != std::string::npos);
+    CHECK(r.output.find("diameter: 8") != std::string::npos);
+    CHECK(run_cli("topology rign --nodes 16").exit_code == 2);
+  }
+
+  TEST_CASE("dtsim run: --threads 1 and --threads 2 write identical /metrics") {
+    const std::string scenario = write_file("tiny.yaml", kTiny);
+    const std::string out1 = temp_dir() + "/t1.h5", out2 = temp_dir() + "/t2.h5";
+    const auto r1 = run_cli("run " + scenario + " -o " + out1 + " --threads 1");
+    const auto r2 = run_cli("run " + scenario + " -o " + out2 + " --threads 2");
+    REQUIRE(r1.exit_code == 0);
+    REQUIRE(r2.exit_code == 0);
+    CHECK(r1.output.find("final test accuracy") != std::string::npos);
+    const TraceContents a = read_trace(out1), b = read_trace(out2);
+    CHECK(a.text_attributes.at("status") == "completed");
+    REQUIRE(a.metrics.size() == b.metrics.size());
+    for (const auto& [name, values] : a.metrics) {
+      if (name == "wall_time_s")
+        continue;
+      CAPTURE(name);
+      const auto& other = b.metrics.at(name);
+      REQUIRE(values.size() == other.size());
+      for (std::size_t i = 0; i < values.size(); ++i)
+        CHECK((values[i] == other[i] || (std::isnan(values[i]) && std::isnan(other[i]))));
+    }
+    CHECK(a.metrics.at("test_accuracy").back() > 0.6);
+    CHECK(a.text_attributes.at("scenario").find("weight_decay: 0") != std::string::npos);
+    CHECK(!std::filesystem::exists(out1 + ".partial"));
+  }
+
+  TEST_CASE("dtsim validate: good and bad files, exit code 2 and one line per error") {
+    CHECK(run_cli("validate " + write_file("ok.yaml", kTiny)).exit_code == 0);
+    const auto bad = run_cli("validate " + write_file("bad.yaml", std::string(kTiny) + "algoritm: {}\n"));
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.output.find("bad.yaml:15: algoritm: unknown key 'algoritm' (did you mean 'algorithm'?)") !=
+          std::string::npos);
+    const auto missing = run_cli("run /nonexistent.yaml");
+    CHECK(missing.exit_code == 2);
+    CHECK(missing.output == "error: /nonexistent.yaml: cannot open the scenario file\n");
+    CHECK(run_cli("run " + write_file("ok2.yaml", kTiny) + " --threads zero").exit_code == 2);
+  }
+
+  TEST_CASE("dtsim run: divergence gives exit code 3 and a trace that says so") {
+    const std::string out = temp_dir() + "/div.h5";
+    const auto r = run_cli("run " + write_file("div.yaml", kTiny) + " -o " + out +
+                           " --set algorithm.lr=1e7 --quiet");
+    CHECK(r.exit_code == 3);
+    CHECK(read_trace(out).text_attributes.at("status") == "diverged");
+  }
+
+  TEST_CASE("dtsim list names every registry") {
+    const auto r = run_cli("list");
+    CHECK(r.exit_code == 0);
+    for (const char* name : {"dsgd", "asgd", "mlp", "softmax", "ring", "torus", "dirichlet", "shards",
+                             "fashion-mnist", "lognormal"})
+      CHECK(r.output.find(name) != std::string::npos);
+  }
+
+  TEST_CASE("every shipped scenario validates and runs a few steps") {
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(DTSIM_SOURCE_DIR "/scenarios")) {
+      if (entry.path().extension() != ".yaml")
+        continue;
+      CAPTURE(entry.path());
+      const std::string out = temp_dir() + "/smoke.h5";
+      const auto r = run_cli("run " + entry.path().string() + " -o " + out +
+                             " --set 'stop={steps: 2}' --set data.train_samples=4000 --quiet");
+      CHECK(r.exit_code == 0);
+      CHECK(read_trace(out).text_attributes.at("status") == "completed");
+    }
+  }
+}

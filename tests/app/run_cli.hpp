@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+// Runs the dtsim binary from a test and captures its exit code and output.
+#pragma once
+
+#include <array>
+#include <cstdio>
+#include <string>
+#include <sys/wait.h>
+
+namespace dtsim::testing {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string output; // stdout and stderr
+};
+
+inline CliResult run_cli(const std::string& args) {
+  const std::string cmd = std::string("cd '" DTSIM_SOURCE_DIR "' && '" DTSIM_BINARY "' ") + args + " 2>&1";
+  CliResult r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe)
+    return r;
+  std::array<char, 4096> buf{};
+  std::size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0)
+    r.output.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+} // namespace dtsim::testing

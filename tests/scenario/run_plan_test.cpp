@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+// plan_run: every bad input gives one line naming file, line, key and the expectation.
+#include "sim/core/errors.hpp"
+#include "sim/scenario/run_plan.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace dtsim;
+
+namespace {
+
+const std::string kBase = R"(name: t
+nodes: 4
+data:
+  dataset: synthetic
+  synthetic: {features: 8, classes: 3, train: 400, test: 100}
+  partition: {kind: iid}
+model: {kind: softmax}
+topology: {kind: ring}
+algorithm: {name: dsgd, lr: 0.1}
+stop: {epochs: 1}
+)";
+
+std::string error_of(const std::string& yaml, std::vector<std::string> sets = {}) {
+  try {
+    plan_run_text(yaml, "s.yaml", sets);
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    CHECK(m.find('\n') == std::string::npos); // one line
+    return m;
+  }
+  return "(no error)";
+}
+
+} // namespace
+
+TEST_SUITE("scenario") {
+  TEST_CASE("plan_run: a valid scenario resolves every default") {
+    RunPlan p = plan_run_text(kBase, "s.yaml", {});
+    CHECK(p.topology->size() == 4);
+    CHECK(p.partition.node_indices.size() == 4);
+    CHECK(p.resolved_yaml.find("weight_decay: 0") != std::string::npos);
+    CHECK(p.resolved_yaml.find("latency_s: 0.001") != std::string::npos);
+    CHECK(p.resolved_yaml.find("every_s: 1") != std::string::npos);
+    CHECK(p.output_path == "runs/t.h5");
+    // The resolved scenario reproduces itself.
+    RunPlan again = plan_run_text(p.resolved_yaml, "resolved.yaml", {});
+    CHECK(again.resolved_yaml == p.resolved_yaml);
+  }
+
+  TEST_CASE("plan_run: unknown keys, with a suggestion") {
+    CHECK(error_of(kBase + "stopp: {epochs: 1}\n") ==
+          "s.yaml:11: stopp: unknown key 'stopp' (did you mean 'stop'?); known keys here: name, "
+          "nodes, data, model, topology, algorithm, stop, seed, system, eval, output");
+    CHECK(error_of(kBase, {"algorithm.momentun=0.9"}).find("--set algorithm.momentun: unknown key "
+                                                         "'momentun' (did you mean 'momentum'?)") == 0);
+  }
+
+  TEST_CASE("plan_run: impossible values") {
+    CHECK(error_of(kBase, {"algorithm.lr=-0.1"}) ==
+          "--set algorithm.lr: expected a number > 0, got -0.1");
+    CHECK(error_of(kBase, {"algorithm.lr=.nan"}).find("expected a number > 0") != std::string::npos);
+    CHECK(error_of(kBase, {"nodes=0"}).find("nodes: expected a number in [1, 4096], got 0") !=
+          std::string::npos);
+    CHECK(error_of(kBase, {"data.batch_size=0"}).find("data.batch_size") != std::string::npos);
+    CHECK(error_of(kBase, {"algorithm.lr=fast"}).find("expected a number > 0, got 'fast'") !=
+          std::string::npos);
+    CHECK(error_of(kBase, {"stop={}"}).find("no stop rule") != std::string::npos);
+  }
+
+  TEST_CASE("plan_run: unknown names suggest the closest") {
+    CHECK(error_of(kBase, {"algorithm.name=dsdg"}).find("unknown name 'dsdg' (did you mean 'dsgd'?)") !=
+          std::string::npos);
+  }
+
+  TEST_CASE("plan_run: a disconnected graph is refused") {
+    const std::string e =
+        error_of(kBase, {"nodes=20", "topology={kind: erdos_renyi, p: 0.01}"});
+    CHECK(e.find("disconnected") != std::string::npos);
+  }
+
+  TEST_CASE("plan_run: missing data names the Debian package") {
+    const std::string e =
+        error_of(kBase, {"data.dataset=fashion-mnist", "data.path=/nonexistent", "data.synthetic={}"});
+    CHECK(e.find("dataset-fashion-mnist") != std::string::npos);
+  }
+
+  TEST_CASE("plan_run: absurd sizes are refused before allocating") {
+    const std::string e = error_of(kBase, {"nodes=4000", "model={kind: mlp, hidden: [4096, 4096]}",
+                                           "topology.kind=complete", "data.synthetic.train=8000"});
+    CHECK(e.find("limit is 16 GiB") != std::string::npos);
+  }
+}

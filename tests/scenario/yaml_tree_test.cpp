@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+// YAML -> tree: lines, syntax errors, duplicates, alias bombs, --set, round trip.
+#include "sim/core/errors.hpp"
+#include "sim/scenario/yaml_tree.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace dtsim;
+
+namespace {
+std::string error_of(auto&& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+} // namespace
+
+TEST_SUITE("scenario") {
+  TEST_CASE("yaml_tree: keeps source lines") {
+    auto t = parse_yaml_text("a: 1\nb:\n  c: [1, 2]\n", "s.yaml");
+    CHECK(t->find("a")->line == 1);
+    CHECK(t->find("b")->find("c")->line == 3);
+    CHECK(t->find("b")->find("c")->items.size() == 2);
+  }
+
+  TEST_CASE("yaml_tree: syntax errors name file, line and column") {
+    const std::string e = error_of([] { parse_yaml_text("a: 1\nb: [1, 2\n", "bad.yaml"); });
+    CHECK(e.rfind("bad.yaml:", 0) == 0);
+    CHECK(e.find("YAML syntax error") != std::string::npos);
+  }
+
+  TEST_CASE("yaml_tree: duplicate keys and non-map documents are rejected") {
+    CHECK(error_of([] { parse_yaml_text("a: 1\na: 2\n", "d.yaml"); }) ==
+          "d.yaml:2:1: duplicate key 'a'");
+    CHECK(error_of([] { parse_yaml_text("- 1\n- 2\n", "l.yaml"); }).find("expected a map") !=
+          std::string::npos);
+    CHECK(error_of([] { parse_yaml_text("", "e.yaml"); }).find("empty") != std::string::npos);
+  }
+
+  TEST_CASE("yaml_tree: an alias bomb fails fast instead of exhausting memory") {
+    std::string bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+    for (int i = 1; i < 10; ++i)
+      bomb += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [*a" + std::to_string(i - 1) +
+              ", *a" + std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + ", *a" +
+              std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + ", *a" + std::to_string(i - 1) +
+              ", *a" + std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + ", *a" +
+              std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + "]\n";
+    CHECK(error_of([&] { parse_yaml_text(bomb, "bomb.yaml"); }).find("more than 100000 nodes") !=
+          std::string::npos);
+  }
+
+  TEST_CASE("yaml_tree: --set overrides and creates keys") {
+    auto t = parse_yaml_text("algorithm: {name: dsgd, lr: 0.1}\n", "s.yaml");
+    apply_override(*t, "algorithm.lr=0.5");
+    apply_override(*t, "model.hidden=[64, 32]");
+    CHECK(t->find("algorithm")->find("lr")->scalar == "0.5");
+    CHECK(t->find("algorithm")->find("lr")->line == -1);
+    CHECK(t->find("model")->find("hidden")->items.size() == 2);
+    CHECK(error_of([&] { apply_override(*t, "novalue"); }).find("expected key=value") !=
+          std::string::npos);
+    CHECK(error_of([&] { apply_override(*t, "algorithm.name.x=1"); }).find("not a map") !=
+          std::string::npos);
+  }
+
+  TEST_CASE("yaml_tree: to_yaml round-trips") {
+    auto t = parse_yaml_text("a: 1\nb: {c: [1, 2], d: text}\n", "s.yaml");
+    auto u = parse_yaml_text(to_yaml(*t), "again.yaml");
+    CHECK(to_yaml(*u) == to_yaml(*t));
+    CHECK(u->find("b")->find("d")->scalar == "text");
+  }
+}
