@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace dtsim {
@@ -17,10 +19,20 @@ struct Partition {
   std::vector<std::vector<std::int64_t>> label_histogram;
 };
 
+// Keys of `data.partition:` (every one has a default):
+//   kind: iid                   # iid | dirichlet | shards
+//   alpha: 0.5                  # dirichlet: concentration > 0 (small = few classes per node)
+//   min_size: 10                # dirichlet: redraw until every node has >= min_size examples
+//   max_redraws: 1000           # dirichlet: give up (ConfigError) after this many draws
+//   shards_per_node: 2          # shards: label-sorted shards per node, integer >= 1
+
 // Reads `partition:` (kind: iid | dirichlet | shards, with their keys) and splits `labels`
 // among `nodes` nodes with the seeded stream ("partition", no node). Every node gets at
 // least one example or a ConfigError says why not.
 Partition make_partition(const Params& partition, std::span<const std::int32_t> labels,
                          int num_classes, int nodes, std::uint64_t seed);
+
+// The partition kinds `kind:` accepts, each with a one-line description (for `dtsim list`).
+std::vector<std::pair<std::string, std::string>> partition_kinds();
 
 } // namespace dtsim

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+// Fashion-MNIST (Xiao et al., arXiv:1708.07747) from the Debian package's IDX files.
+#include "data/fashion_mnist.hpp"
+
+#include "data/idx_reader.hpp"
+#include "sim/core/errors.hpp"
+
+#include <array>
+#include <filesystem>
+
+namespace dtsim {
+namespace {
+
+constexpr int kSide = 28;
+constexpr int kClasses = 10;
+// Per-pixel mean and standard deviation of the training set after scaling to [0, 1].
+constexpr float kMean = 0.2860F;
+constexpr float kStd = 0.3530F;
+
+Dataset load_part(const std::string& dir, const std::string& stem, const std::string& where) {
+  const std::string images_file = (std::filesystem::path(dir) / (stem + "-images-idx3-ubyte.gz"));
+  const std::string labels_file = (std::filesystem::path(dir) / (stem + "-labels-idx1-ubyte.gz"));
+  for (const std::string& f : {images_file, labels_file}) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(f, ec))
+      throw ConfigError(where + ": " + f +
+                        " not found; install the Debian package dataset-fashion-mnist "
+                        "(apt-get install dataset-fashion-mnist) or set data.path");
+  }
+  const IdxArray images = read_idx(images_file, 3, where);
+  const IdxArray labels = read_idx(labels_file, 1, where);
+  if (images.dims[1] != kSide || images.dims[2] != kSide)
+    throw ConfigError(where + ": " + images_file + ": expected 28x28 images, got " +
+                      std::to_string(images.dims[1]) + "x" + std::to_string(images.dims[2]));
+  if (images.dims[0] != labels.dims[0])
+    throw ConfigError(where + ": " + labels_file + ": holds " + std::to_string(labels.dims[0]) +
+                      " labels but " + images_file + " holds " + std::to_string(images.dims[0]) +
+                      " images");
+
+  Dataset d;
+  d.name = "fashion-mnist";
+  d.num_classes = kClasses;
+  d.shape = {1, kSide, kSide};
+  const Eigen::Index n = images.dims[0];
+  d.features.resize(kSide * kSide, n);
+  // One column per example in column-major storage is exactly the IDX byte order, so the
+  // conversion is one linear pass through a 256-entry table.
+  std::array<float, 256> table{};
+  for (int b = 0; b < 256; ++b)
+    table[static_cast<std::size_t>(b)] = (static_cast<float>(b) / 255.0F - kMean) / kStd;
+  float* out = d.features.data();
+  for (std::size_t i = 0; i < images.bytes.size(); ++i)
+    out[i] = table[images.bytes[i]];
+
+  d.labels.resize(labels.bytes.size());
+  for (std::size_t i = 0; i < labels.bytes.size(); ++i) {
+    if (labels.bytes[i] >= kClasses)
+      throw ConfigError(where + ": " + labels_file + ": label " + std::to_string(labels.bytes[i]) +
+                        " of example " + std::to_string(i) + " is not in [0, 9]");
+    d.labels[i] = labels.bytes[i];
+  }
+  return d;
+}
+
+} // namespace
+
+DataSplit load_fashion_mnist(const std::string& dir, const std::string& where) {
+  return {load_part(dir, "train", where), load_part(dir, "t10k", where)};
+}
+
+} // namespace dtsim

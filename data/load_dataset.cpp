@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+// Builds the train/test data a scenario names (the `data:` section's dataset keys).
+#include "data/load_dataset.hpp"
+
+#include "data/fashion_mnist.hpp"
+#include "data/synthetic.hpp"
+#include "sim/core/rng.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace dtsim {
+namespace {
+
+// Keeps the first `k` examples of a shuffle drawn from `rng`, in their original order.
+// k == 0 keeps everything (and draws nothing).
+void take_subset(const Params& data, const char* key, std::int64_t k, Dataset& d, Rng rng) {
+  if (k == 0)
+    return;
+  if (static_cast<std::size_t>(k) > d.size())
+    data.fail(key, "expected at most " + std::to_string(d.size()) + " (the size of the " + d.name +
+                       " set) or 0 for all, got " + std::to_string(k));
+  std::vector<std::uint32_t> order(d.size());
+  std::iota(order.begin(), order.end(), 0U);
+  rng.shuffle(order);
+  order.resize(static_cast<std::size_t>(k));
+  std::sort(order.begin(), order.end());
+
+  Eigen::MatrixXf features(d.features.rows(), k);
+  std::vector<std::int32_t> labels(order.size());
+  for (std::size_t j = 0; j < order.size(); ++j) {
+    features.col(static_cast<Eigen::Index>(j)) = d.features.col(order[j]);
+    labels[j] = d.labels[order[j]];
+  }
+  d.features = std::move(features);
+  d.labels = std::move(labels);
+}
+
+} // namespace
+
+DataSplit load_dataset(const Params& data, std::uint64_t seed) {
+  const std::string kind = data.choice("dataset", "fashion-mnist", {"fashion-mnist", "synthetic"});
+  const auto train_samples = data.integer("train_samples", 0, Range::non_negative());
+  const auto test_samples = data.integer("test_samples", 0, Range::non_negative());
+
+  DataSplit s;
+  // Keys of the other dataset are left unread, so that a stray one is reported as unused.
+  if (kind == "fashion-mnist") {
+    const std::string path = data.text("path", "/usr/share/datasets/fashion-mnist");
+    s = load_fashion_mnist(path, data.where("path"));
+  } else {
+    s = make_synthetic(data.child("synthetic"), seed);
+  }
+  // Separate streams: the test subset must not depend on how much training data was kept.
+  take_subset(data, "train_samples", train_samples, s.train, Rng::stream(seed, "data-subset", 0));
+  take_subset(data, "test_samples", test_samples, s.test, Rng::stream(seed, "data-subset", 1));
+  return s;
+}
+
+std::vector<std::pair<std::string, std::string>> dataset_kinds() {
+  return {
+      {"fashion-mnist", "Fashion-MNIST 28x28 grey images, 10 classes, 60000 train / 10000 test "
+                        "(Debian package dataset-fashion-mnist)"},
+      {"synthetic", "seeded Gaussian mixture, one mean per class (keys under synthetic:)"},
+  };
+}
+
+} // namespace dtsim
