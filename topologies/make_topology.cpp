@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: MIT
+// Graph builders for the `topology:` section, connectivity check and choice of mixing.
+#include "topologies/make_topology.hpp"
+
+#include "sim/core/errors.hpp"
+#include "sim/core/registry.hpp"
+#include "sim/core/rng.hpp"
+#include "topologies/mixing.hpp"
+
+#include <algorithm>
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/connected_components.hpp>
+#include <cmath>
+#include <cstddef>
+
+namespace dtsim {
+namespace {
+
+// The mixing matrix is dense (nodes^2 doubles, 128 MiB at 4096) and its spectrum costs
+// O(nodes^3) (about 30 s at 4096 nodes, 0.5 s at 1024, on the 2-core build machine), so
+// larger graphs are refused rather than left to exhaust the machine.
+constexpr int kMaxNodes = 4096;
+
+using Edges = std::vector<std::pair<int, int>>; // undirected, each edge once
+using GraphKinds = Registry<Edges, int, std::uint64_t>;
+
+// n = 1 is a single node and n = 2 a single edge: the only graphs "ring" can mean there.
+Edges ring_edges(const Params&, int n, std::uint64_t) {
+  Edges e;
+  if (n == 2)
+    e.emplace_back(0, 1);
+  else if (n >= 3)
+    for (int i = 0; i < n; ++i)
+      e.emplace_back(i, (i + 1) % n);
+  return e;
+}
+
+// The most square factorisation rows x cols = n with 3 <= rows <= cols, or {0, 0}.
+std::pair<int, int> square_factors(int n) {
+  for (int r = static_cast<int>(std::sqrt(static_cast<double>(n))) + 1; r >= 3; --r)
+    if (r * r <= n && n % r == 0 && n / r >= 3)
+      return {r, n / r};
+  return {0, 0};
+}
+
+// Node r * cols + c links to its four wrap-around grid neighbours; rows, cols >= 3 keeps
+// them distinct, so the graph is 4-regular.
+Edges torus_edges(const Params& p, int n, std::uint64_t) {
+  const Range side = Range::between(3, kMaxNodes);
+  const bool has_rows = p.has("rows"), has_cols = p.has("cols");
+  const std::string need = "torus needs nodes = rows x cols with rows, cols >= 3";
+  std::int64_t rows = 0, cols = 0;
+  if (!has_rows && !has_cols) {
+    const auto [r, c] = square_factors(n);
+    if (r == 0)
+      p.fail("kind", need + "; nodes = " + std::to_string(n) + " has no such factorisation");
+    rows = p.integer("rows", r, side);
+    cols = p.integer("cols", c, side);
+  } else if (has_rows && !has_cols) {
+    rows = p.integer("rows", side);
+    if (n % rows != 0 || n / rows < 3)
+      p.fail("rows",
+             need + ", got rows = " + std::to_string(rows) + " for nodes = " + std::to_string(n));
+    cols = p.integer("cols", n / rows, side);
+  } else if (!has_rows && has_cols) {
+    cols = p.integer("cols", side);
+    if (n % cols != 0 || n / cols < 3)
+      p.fail("cols",
+             need + ", got cols = " + std::to_string(cols) + " for nodes = " + std::to_string(n));
+    rows = p.integer("rows", n / cols, side);
+  } else {
+    rows = p.integer("rows", side);
+    cols = p.integer("cols", side);
+    if (rows * cols != n)
+      p.fail("rows", need + ", got rows = " + std::to_string(rows) +
+                         ", cols = " + std::to_string(cols) + " for nodes = " + std::to_string(n));
+  }
+  const int nr = static_cast<int>(rows), nc = static_cast<int>(cols);
+  Edges e;
+  for (int r = 0; r < nr; ++r)
+    for (int c = 0; c < nc; ++c) {
+      e.emplace_back(r * nc + c, r * nc + (c + 1) % nc);
+      e.emplace_back(r * nc + c, ((r + 1) % nr) * nc + c);
+    }
+  return e;
+}
+
+Edges complete_edges(const Params&, int n, std::uint64_t) {
+  Edges e;
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j < n; ++j)
+      e.emplace_back(i, j);
+  return e;
+}
+
+Edges star_edges(const Params&, int n, std::uint64_t) {
+  Edges e;
+  for (int i = 1; i < n; ++i)
+    e.emplace_back(0, i);
+  return e;
+}
+
+int count_components(int n, const Edges& edges) {
+  boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS> g(
+      static_cast<std::size_t>(n));
+  for (const auto& [i, j] : edges)
+    boost::add_edge(static_cast<std::size_t>(i), static_cast<std::size_t>(j), g);
+  std::vector<int> component(static_cast<std::size_t>(n));
+  return static_cast<int>(boost::connected_components(g, component.data()));
+}
+
+// G(n, p): each pair (i < j, in lexicographic order) is an edge with probability p, drawn
+// once from the seed's "topology" stream. A disconnected draw is refused, never repaired:
+// a silently re-drawn or patched graph would not be the G(n, p) the scenario asked for.
+Edges erdos_renyi_edges(const Params& p, int n, std::uint64_t seed) {
+  const double prob = p.number("p", 0.3, Range{0.0, 1.0, true, false});
+  Rng rng = Rng::stream(seed, "topology", Rng::kNoNode);
+  Edges e;
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j < n; ++j)
+      if (rng.bernoulli(prob))
+        e.emplace_back(i, j);
+  const int k = count_components(n, e);
+  if (k > 1)
+    p.fail("p", "erdos_renyi graph with n=" + std::to_string(n) + ", p=" + format_number(prob) +
+                    " is disconnected (" + std::to_string(k) + " components) for seed " +
+                    std::to_string(seed) + "; raise p or change the seed");
+  return e;
+}
+
+const GraphKinds& graph_kinds() {
+  static const GraphKinds kinds = [] {
+    GraphKinds r;
+    r.add("ring", "cycle i -- i+1 (mod n), degree 2; n = 1 is one node, n = 2 one edge",
+          ring_edges);
+    r.add("torus",
+          "2-D grid with wrap-around, degree 4; rows x cols = nodes, both >= 3 "
+          "(default: the most square)",
+          torus_edges);
+    r.add("complete", "every pair linked, degree n-1; W = 11^T/n", complete_edges);
+    r.add("star", "node 0 is the hub linked to all others; diameter 2", star_edges);
+    r.add("erdos_renyi",
+          "random G(n, p) graph (p default 0.3) from the seed; refused if "
+          "disconnected",
+          erdos_renyi_edges);
+    return r;
+  }();
+  return kinds;
+}
+
+std::vector<std::vector<int>> to_neighbors(int n, const Edges& edges) {
+  std::vector<std::vector<int>> nb(static_cast<std::size_t>(n));
+  for (const auto& [i, j] : edges) {
+    DTSIM_ASSERT(i != j, "builders make no self-loops");
+    nb[static_cast<std::size_t>(i)].push_back(j);
+    nb[static_cast<std::size_t>(j)].push_back(i);
+  }
+  for (auto& row : nb) {
+    std::sort(row.begin(), row.end());
+    DTSIM_ASSERT(std::adjacent_find(row.begin(), row.end()) == row.end(),
+                 "builders make each edge once");
+  }
+  return nb;
+}
+
+// "file:line: topology" for errors about the section as a whole.
+std::string section_where(const Params& p) {
+  std::string s = p.file().empty() ? "" : p.file() + ":";
+  if (p.node().line > 0)
+    s += std::to_string(p.node().line) + ":";
+  if (!s.empty())
+    s += " ";
+  return s + (p.path().empty() ? "topology" : p.path());
+}
+
+} // namespace
+
+Topology make_topology(const Params& topology, int nodes, std::uint64_t seed) {
+  const GraphKinds& kinds = graph_kinds();
+  const std::string kind = topology.choice("kind", "ring", kinds.names());
+  const std::string mixing = topology.choice("mixing", "metropolis", {"metropolis", "uniform"});
+  if (nodes < 1 || nodes > kMaxNodes)
+    throw ConfigError(section_where(topology) + ": expected nodes in [1, " +
+                      std::to_string(kMaxNodes) + "] (the mixing matrix is dense), got " +
+                      std::to_string(nodes));
+
+  const Edges edges = kinds.find(kind)->make(topology, nodes, seed);
+  const int components = count_components(nodes, edges);
+  if (components > 1)
+    topology.fail("kind", kind + " graph with " + std::to_string(nodes) +
+                              " nodes is disconnected (" + std::to_string(components) +
+                              " components)");
+  std::vector<std::vector<int>> nb = to_neighbors(nodes, edges);
+
+  Eigen::MatrixXd w;
+  if (mixing == "uniform") {
+    if (!is_regular(nb)) {
+      const auto [lo, hi] = std::minmax_element(
+          nb.begin(), nb.end(), [](const auto& a, const auto& b) { return a.size() < b.size(); });
+      topology.fail("mixing", "uniform mixing needs a regular graph, but this " + kind +
+                                  " has degrees " + std::to_string(lo->size()) + ".." +
+                                  std::to_string(hi->size()) + "; use metropolis");
+    }
+    w = uniform_mixing(nb);
+  } else {
+    w = metropolis_mixing(nb);
+  }
+  return Topology(kind, std::move(nb), std::move(w));
+}
+
+std::vector<std::pair<std::string, std::string>> topology_kinds() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& e : graph_kinds().entries())
+    out.emplace_back(e.name, e.help);
+  return out;
+}
+
+} // namespace dtsim
