@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+// Hdf5TraceSink: writes one run to an HDF5 file with the schema of docs/trace-schema.md.
+#pragma once
+
+#include "sim/engine/trace_sink.hpp"
+#include "sim/trace/event_level.hpp"
+#include "sim/trace/hdf5_handle.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dtsim {
+
+// Writes `<final_path>.partial` while the run goes and renames it to `final_path` in
+// finish(), whatever the status. After every metrics() the file is flushed, so a killed run
+// leaves a readable .partial with all rows so far and status "running". Events are kept only
+// for EventLevel::Full, buffered and appended in blocks of kEventBlock.
+// Not thread-safe: call from the engine thread only. Schema version: kSchemaVersion.
+// requires: the TraceSink call order (begin, metrics/event*, finish once).
+class Hdf5TraceSink : public TraceSink {
+public:
+  static constexpr int kSchemaVersion = 1;
+  static constexpr std::size_t kEventBlock = 4096; // events per append to /events
+  static constexpr std::uint64_t kMetricsChunkRows = 256;
+
+  Hdf5TraceSink(std::string final_path, EventLevel events);
+  // Closes the file without renaming if finish() was not called (the .partial stays).
+  ~Hdf5TraceSink() override;
+  Hdf5TraceSink(const Hdf5TraceSink&) = delete;
+  Hdf5TraceSink& operator=(const Hdf5TraceSink&) = delete;
+
+  // throws: ConfigError "output.path: cannot create <path>: <reason>" if the directory or the
+  // file cannot be created.
+  void begin(const RunHeader& header) override;
+  void metrics(const MetricsRow& row, double wall_seconds) override;
+  void event(const EventRecord& record) override;
+  void finish(const RunSummary& summary) override;
+
+  const std::string& final_path() const { return final_path_; }
+  const std::string& partial_path() const { return partial_path_; }
+
+private:
+  void create_metric_sets(const MetricsRow& row);
+  void flush_events();
+  void close_all() noexcept;
+
+  std::string final_path_;
+  std::string partial_path_;
+  EventLevel events_;
+  // Declared first so that it is destroyed last, after the objects inside it.
+  Hdf5Handle file_;
+  Hdf5Handle scalar_space_;      // one-element memory space for single-value writes
+  Hdf5Handle event_memory_type_; // EventRecord as laid out in memory
+  Hdf5Handle event_set_;
+  std::vector<std::string> column_names_; // of the first row; every row must match
+  std::vector<Hdf5Handle> column_sets_;   // one per column, then /metrics/wall_time_s
+  std::vector<EventRecord> event_buffer_;
+  std::uint64_t rows_ = 0;
+  std::uint64_t events_written_ = 0;
+  bool begun_ = false;
+  bool finished_ = false;
+};
+
+} // namespace dtsim
