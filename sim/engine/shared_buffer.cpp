@@ -6,29 +6,30 @@
 
 namespace dtsim {
 
-SharedBuffer::SharedBuffer(BufferPool* pool, Slot* slot) : pool_(pool), slot_(slot) {
+SharedBuffer::SharedBuffer(std::shared_ptr<Storage> storage, Slot* slot)
+    : storage_(std::move(storage)), slot_(slot) {
   ++slot_->refs;
 }
 
-SharedBuffer::SharedBuffer(const SharedBuffer& o) : pool_(o.pool_), slot_(o.slot_) {
+SharedBuffer::SharedBuffer(const SharedBuffer& o) : storage_(o.storage_), slot_(o.slot_) {
   if (slot_)
     ++slot_->refs;
 }
 
-SharedBuffer::SharedBuffer(SharedBuffer&& o) noexcept : pool_(o.pool_), slot_(o.slot_) {
-  o.pool_ = nullptr;
+SharedBuffer::SharedBuffer(SharedBuffer&& o) noexcept
+    : storage_(std::move(o.storage_)), slot_(o.slot_) {
   o.slot_ = nullptr;
 }
 
 SharedBuffer& SharedBuffer::operator=(SharedBuffer o) noexcept {
-  std::swap(pool_, o.pool_);
+  std::swap(storage_, o.storage_);
   std::swap(slot_, o.slot_);
   return *this;
 }
 
 SharedBuffer::~SharedBuffer() {
   if (slot_ && --slot_->refs == 0)
-    pool_->release(slot_);
+    storage_->free.push_back(slot_);
 }
 
 std::span<const float> SharedBuffer::view() const {
@@ -43,17 +44,21 @@ std::span<float> SharedBuffer::data() {
 
 int SharedBuffer::use_count() const { return slot_ ? slot_->refs : 0; }
 
-SharedBuffer BufferPool::acquire() {
-  if (free_.empty()) {
-    slots_.push_back(std::make_unique<SharedBuffer::Slot>());
-    slots_.back()->data.resize(static_cast<Eigen::Index>(size_));
-    free_.push_back(slots_.back().get());
-  }
-  SharedBuffer::Slot* s = free_.back();
-  free_.pop_back();
-  return SharedBuffer(this, s);
-}
+BufferPool::BufferPool(std::size_t floats_per_buffer)
+    : size_(floats_per_buffer), storage_(std::make_shared<SharedBuffer::Storage>()) {}
 
-void BufferPool::release(SharedBuffer::Slot* s) { free_.push_back(s); }
+std::size_t BufferPool::buffers_allocated() const { return storage_->slots.size(); }
+
+SharedBuffer BufferPool::acquire() {
+  auto& st = *storage_;
+  if (st.free.empty()) {
+    st.slots.push_back(std::make_unique<SharedBuffer::Slot>());
+    st.slots.back()->data.resize(static_cast<Eigen::Index>(size_));
+    st.free.push_back(st.slots.back().get());
+  }
+  SharedBuffer::Slot* s = st.free.back();
+  st.free.pop_back();
+  return SharedBuffer(storage_, s);
+}
 
 } // namespace dtsim

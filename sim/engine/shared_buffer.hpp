@@ -14,7 +14,8 @@ class BufferPool;
 
 // A handle to one pooled vector. Copies share the buffer; the last handle returns it to the
 // pool. Reference counts change on the engine thread only; tasks may read a buffer that a
-// live handle keeps alive. Writable only through `data()` before it is shared.
+// live handle keeps alive. Writable only through `data()` before it is shared. Handles keep
+// the pool's storage alive, so an algorithm may outlive the simulator that made its buffers.
 class SharedBuffer {
 public:
   SharedBuffer() = default;
@@ -31,30 +32,33 @@ public:
 private:
   friend class BufferPool;
   struct Slot;
-  SharedBuffer(BufferPool* pool, Slot* slot);
-  BufferPool* pool_ = nullptr;
+  struct Storage;
+  SharedBuffer(std::shared_ptr<Storage> storage, Slot* slot);
+  std::shared_ptr<Storage> storage_;
   Slot* slot_ = nullptr;
 };
 
 // Owns every buffer; grows to the peak number alive at once, then never allocates again.
 class BufferPool {
 public:
-  explicit BufferPool(std::size_t floats_per_buffer) : size_(floats_per_buffer) {}
+  explicit BufferPool(std::size_t floats_per_buffer);
   SharedBuffer acquire();
-  std::size_t buffers_allocated() const { return slots_.size(); }
+  std::size_t buffers_allocated() const;
   std::size_t floats_per_buffer() const { return size_; }
 
 private:
-  friend class SharedBuffer;
-  void release(SharedBuffer::Slot* s);
   std::size_t size_;
-  std::vector<std::unique_ptr<SharedBuffer::Slot>> slots_;
-  std::vector<SharedBuffer::Slot*> free_;
+  std::shared_ptr<SharedBuffer::Storage> storage_;
 };
 
 struct SharedBuffer::Slot {
   Vec data;
   int refs = 0;
+};
+
+struct SharedBuffer::Storage {
+  std::vector<std::unique_ptr<Slot>> slots;
+  std::vector<Slot*> free;
 };
 
 } // namespace dtsim

@@ -173,12 +173,13 @@ void Simulator::on_gradient_ready(const Event& e) {
 }
 
 void Simulator::on_message_arrival(const Event& e) {
-  Message& m = messages_[static_cast<std::size_t>(e.arg)];
+  // Moved out first: the handler may send, which can grow messages_ and move its slots.
+  const Message m = std::move(messages_[static_cast<std::size_t>(e.arg)]);
+  free_messages_.push_back(e.arg);
   if (m.dst < nodes_)
     stats_[static_cast<std::size_t>(m.dst)].bytes_received += m.wire_bytes;
   parts_.algorithm->on_message(*this, m);
-  m.payload = SharedBuffer(); // the algorithm keeps its own handle if it needs the data
-  free_messages_.push_back(e.arg);
+  // m's payload handle is released here unless the algorithm kept a copy.
 }
 
 void Simulator::handle(const Event& e) {

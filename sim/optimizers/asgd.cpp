@@ -8,7 +8,8 @@ namespace dtsim {
 
 Asgd::Asgd(const Params& p, const AlgorithmSetup& setup)
     : lr_(static_cast<float>(p.number("lr", 0.05, Range::positive()))),
-      momentum_(static_cast<float>(p.number("momentum", 0.0, Range::unit_open_hi()))),
+      momentum_text_(p.number("momentum", 0.0, Range::unit_open_hi())),
+      momentum_(static_cast<float>(momentum_text_)),
       weight_decay_(static_cast<float>(p.number("weight_decay", 0.0, Range::non_negative()))),
       w_(static_cast<Eigen::Index>(setup.num_params)),
       wait_start_(static_cast<std::size_t>(setup.nodes)) {
@@ -18,7 +19,7 @@ Asgd::Asgd(const Params& p, const AlgorithmSetup& setup)
 
 std::string Asgd::describe() const {
   return "asgd (parameter server" +
-         (momentum_ > 0 ? ", server momentum " + format_number(momentum_) : std::string()) + ")";
+         (momentum_ > 0 ? ", server momentum " + format_number(momentum_text_) : std::string()) + ")";
 }
 
 std::size_t Asgd::state_bytes() const {

@@ -30,6 +30,7 @@ public:
 
 private:
   float lr_;
+  double momentum_text_; // as configured, for describe()
   float momentum_;
   float weight_decay_;
   Vec w_;

@@ -5,7 +5,8 @@
 namespace dtsim {
 
 LocalUpdate::LocalUpdate(const Params& p, int nodes, std::size_t dim) {
-  beta_ = static_cast<float>(p.number("momentum", 0.0, Range::unit_open_hi()));
+  beta_text_ = p.number("momentum", 0.0, Range::unit_open_hi());
+  beta_ = static_cast<float>(beta_text_);
   nesterov_ = p.flag("nesterov", false);
   weight_decay_ = static_cast<float>(p.number("weight_decay", 0.0, Range::non_negative()));
   if (beta_ > 0)

@@ -20,10 +20,11 @@ public:
   void direction(int node, std::span<const float> grad, std::span<const float> x,
                  std::span<float> out);
   std::size_t state_bytes() const;
-  double momentum() const { return beta_; }
+  double momentum() const { return beta_text_; }
 
 private:
   float beta_ = 0;
+  double beta_text_ = 0; // as configured, for describe()
   float weight_decay_ = 0;
   bool nesterov_ = false;
   std::vector<Vec> m_;

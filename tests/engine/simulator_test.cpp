@@ -59,7 +59,7 @@ TEST_SUITE("engine") {
     }
   }
 
-  TEST_CASE("Simulator: the same seed twice gives the same run; another seed does not") {
+  TEST_CASE("Simulator: the same seed twice gives the same run, another seed does not") {
     const std::string s = testing::tiny_scenario("{name: dsgd, mode: async, lr: 0.1}");
     const Outcome a = run_text(s, 2);
     const Outcome b = run_text(s, 2);

@@ -5,6 +5,7 @@
 #include "tiny_scenarios.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <doctest/doctest.h>
 
 using namespace dtsim;
@@ -19,7 +20,7 @@ std::vector<double> node_column(const MemoryTraceSink& s, const std::string& nam
 } // namespace
 
 TEST_SUITE("optimizers") {
-  TEST_CASE("Dsgd sync: every node does the same number of rounds (+-1) and waits for stragglers") {
+  TEST_CASE("Dsgd sync: neighbours stay within one round and wait for stragglers") {
     for (const char* order : {"adapt_then_combine", "combine_then_adapt"}) {
       CAPTURE(order);
       RunPlan plan = plan_run_text(testing::tiny_scenario(std::string("{name: dsgd, lr: 0.1, order: ") + order + "}"),
@@ -28,9 +29,11 @@ TEST_SUITE("optimizers") {
       const RunResult r = execute_plan(plan, sink, 2);
       CHECK(r.status == RunStatus::Completed);
       const auto updates = node_column(sink, "updates");
-      const auto [lo, hi] = std::minmax_element(updates.begin(), updates.end());
-      CHECK(*hi - *lo <= 1);
-      CHECK(*lo > 5);
+      // A neighbourhood barrier: adjacent ring nodes are at most one round apart (nodes
+      // further apart may drift by up to their distance).
+      for (std::size_t i = 0; i < updates.size(); ++i)
+        CHECK(std::abs(updates[i] - updates[(i + 1) % updates.size()]) <= 1);
+      CHECK(*std::min_element(updates.begin(), updates.end()) > 5);
       const auto idle = node_column(sink, "idle_s");
       CHECK(*std::max_element(idle.begin(), idle.end()) > 0.05);
       CHECK(sink.summary().staleness_histogram.size() == 1); // sync: staleness always 0

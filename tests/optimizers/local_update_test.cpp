@@ -41,7 +41,7 @@ TEST_SUITE("optimizers") {
     }
   }
 
-  TEST_CASE("LocalUpdate: momentum must be in [0, 1)") {
+  TEST_CASE("LocalUpdate: momentum of 1 or more is refused") {
     CHECK_THROWS_WITH(LocalUpdate(params({{"momentum", "1.2"}}), 1, 2),
                       "t.yaml:2: momentum: expected a number in [0, 1), got 1.2");
   }

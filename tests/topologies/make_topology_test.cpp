@@ -128,7 +128,7 @@ TEST_SUITE("topologies") {
     CHECK(std::string(printed) == "0.050747");
   }
 
-  TEST_CASE("Ring: 1 node is W = [1] and 2 nodes a single edge") {
+  TEST_CASE("Ring: 1 node is W = 1 and 2 nodes a single edge") {
     const Topology one = build({{"kind", "ring"}}, 1);
     CHECK(one.num_edges() == 0);
     CHECK(one.self_weight(0) == 1.0);
@@ -267,7 +267,7 @@ TEST_SUITE("topologies") {
                    "expected a number in (0, 1]"));
   }
 
-  TEST_CASE("make_topology: nodes outside [1, 4096] are refused") {
+  TEST_CASE("make_topology: nodes outside 1..4096 are refused") {
     for (int nodes : {0, -3, 4097}) {
       CAPTURE(nodes);
       CHECK(error_of({{"kind", "complete"}}, nodes) ==

@@ -34,7 +34,7 @@ TEST_SUITE("topologies") {
     CHECK(t.spectral_gap() == doctest::Approx(1.0 / 3).epsilon(1e-12));
   }
 
-  TEST_CASE("Topology: a single node has W = [1], diameter 0 and gap 1") {
+  TEST_CASE("Topology: a single node has W = 1, diameter 0 and gap 1") {
     const Topology t("one", {{}}, Eigen::MatrixXd::Ones(1, 1));
     CHECK(t.size() == 1);
     CHECK(t.diameter() == 0);
