@@ -12,7 +12,8 @@
 
 namespace dtsim {
 
-// A finished gradient. `grad` is valid until the node starts its next gradient.
+// A finished gradient (after after_gradient). `grad` is valid until the node starts its next
+// gradient.
 struct GradientResult {
   std::span<const float> grad;
   double loss = 0.0;     // mean minibatch loss at the snapshot
@@ -32,6 +33,19 @@ public:
   virtual void on_gradient(Context& ctx, int node, const GradientResult& result) = 0;
   virtual void on_message(Context& ctx, const Message& msg) = 0;
   virtual void on_timer(Context&, int /*node*/, std::int32_t /*tag*/) {}
+
+  // Node-local math that runs inside node's gradient task, on a worker thread, in parallel
+  // with other nodes (node-level parallelism for the vector work, not only the gradients).
+  // Contract: each hook touches only `x`, `grad` and state private to `node` that the engine
+  // thread leaves alone until on_gradient(node) (e.g. buffers whose handles the algorithm
+  // set aside before start_gradient); it never calls the Context. Inputs are fixed when the
+  // task starts, so results do not depend on timing or thread count.
+  // before_gradient: at the gradient's start time; may rewrite the model (e.g. mixing).
+  virtual void before_gradient(int /*node*/, std::span<float> /*x*/) {}
+  // after_gradient: may rewrite the gradient in place (e.g. into the update direction) and
+  // write node-private buffers; must not change x (the model changes at ready time).
+  virtual void after_gradient(int /*node*/, std::span<const float> /*x*/,
+                              std::span<float> /*grad*/) {}
   // The model whose test accuracy is the run's headline: by default the average of the
   // node models; a parameter server returns its own model.
   virtual void eval_model(const Context& ctx, std::span<float> out) const;

@@ -14,11 +14,15 @@ GradientSlot::GradientSlot(const Model& model, const Dataset& train, int batch_s
       workspace_(model.make_workspace(batch_size)),
       grad_(static_cast<Eigen::Index>(model.num_params())) {}
 
-void GradientSlot::launch(std::span<const float> params) {
+void GradientSlot::launch(std::span<float> params, Algorithm& algorithm, int node) {
   DTSIM_ASSERT(!busy_, "a node started a gradient while one was in flight");
   busy_ = true;
-  group_.run([this, params] {
-    const auto t0 = std::chrono::steady_clock::now();
+  group_.run([this, params, &algorithm, node] {
+    // Wall times are statistics for the benchmark only; they never feed the simulation.
+    using Clock = std::chrono::steady_clock;
+    const auto t0 = Clock::now();
+    algorithm.before_gradient(node, params);
+    const auto t1 = Clock::now();
     for (std::size_t k = 0; k < indices_.size(); ++k) {
       const auto idx = static_cast<Eigen::Index>(indices_[k]);
       batch_.col(static_cast<Eigen::Index>(k)) = train_.features.col(idx);
@@ -26,10 +30,13 @@ void GradientSlot::launch(std::span<const float> params) {
     }
     const BatchView view{batch_.data(), static_cast<int>(batch_.rows()),
                          static_cast<int>(batch_.cols()), labels_.data()};
-    loss_ = model_.loss_and_grad(params, view, {grad_.data(), static_cast<std::size_t>(grad_.size())},
-                                 *workspace_);
-    // Wall time is a statistic for the benchmark only; it never feeds the simulation.
-    task_wall_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const std::span<float> grad{grad_.data(), static_cast<std::size_t>(grad_.size())};
+    loss_ = model_.loss_and_grad(params, view, grad, *workspace_);
+    const auto t2 = Clock::now();
+    algorithm.after_gradient(node, params, grad);
+    const auto t3 = Clock::now();
+    gradient_wall_s_ = std::chrono::duration<double>(t2 - t1).count();
+    hooks_wall_s_ = std::chrono::duration<double>((t1 - t0) + (t3 - t2)).count();
   });
 }
 
@@ -37,6 +44,11 @@ void GradientSlot::join() {
   DTSIM_ASSERT(busy_, "join() without a gradient in flight");
   group_.wait();
   busy_ = false;
+}
+
+void GradientSlot::wait() {
+  if (busy_)
+    group_.wait();
 }
 
 } // namespace dtsim

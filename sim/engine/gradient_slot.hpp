@@ -4,6 +4,7 @@
 
 #include "data/dataset.hpp"
 #include "models/model.hpp"
+#include "sim/engine/algorithm.hpp"
 #include "sim/core/flat_vector.hpp"
 #include "sim/core/sim_time.hpp"
 
@@ -17,22 +18,26 @@
 
 namespace dtsim {
 
-// Buffers are sized once; launch() copies the minibatch indices in (the parameters are read
-// in place: the Context forbids writing them while the task runs) and runs gather +
-// forward/backward as a task; join() waits for it. The result depends only on the inputs
+// Buffers are sized once. launch() runs, as one oneTBB task: the algorithm's
+// before_gradient hook on the node's model, the gather of the minibatch (indices fixed
+// before launch), forward/backward, and the after_gradient hook. The model is used in place:
+// the Context forbids the engine thread to write it while the task runs. join() waits for
+// the task and frees the slot; wait() only waits. The result depends only on the inputs
 // fixed at launch, never on which thread ran it or when.
 class GradientSlot {
 public:
   GradientSlot(const Model& model, const Dataset& train, int batch_size);
 
   std::span<std::uint32_t> indices() { return indices_; }
-  void launch(std::span<const float> params);
+  void launch(std::span<float> params, Algorithm& algorithm, int node);
   void join();
+  void wait();
   bool busy() const { return busy_; }
 
   std::span<const float> grad() const { return {grad_.data(), static_cast<std::size_t>(grad_.size())}; }
   double loss() const { return loss_; }
-  double task_wall_seconds() const { return task_wall_s_; }
+  double gradient_wall_seconds() const { return gradient_wall_s_; } // statistics only
+  double hooks_wall_seconds() const { return hooks_wall_s_; }
 
   std::int64_t tag = 0;
   SimTime started;
@@ -47,7 +52,8 @@ private:
   std::unique_ptr<Workspace> workspace_;
   Vec grad_;
   double loss_ = 0.0;
-  double task_wall_s_ = 0.0;
+  double gradient_wall_s_ = 0.0;
+  double hooks_wall_s_ = 0.0;
   bool busy_ = false;
   tbb::task_group group_;
 };

@@ -50,6 +50,8 @@ std::span<float> Simulator::params(int node) {
 }
 
 std::span<const float> Simulator::params_view(int node) const {
+  // A running task may be rewriting the model (before_gradient): read it once it is done.
+  slots_[static_cast<std::size_t>(node)]->wait();
   return {node_params_.col(node).data(), dim_};
 }
 
@@ -68,7 +70,7 @@ void Simulator::start_gradient(int node, std::int64_t tag) {
   slot.tag = tag;
   slot.started = now_;
   slot.duration = parts_.compute->sample(node);
-  slot.launch(params_view(node));
+  slot.launch({node_params_.col(node).data(), dim_}, *parts_.algorithm, node);
   push_work(now_ + slot.duration, EventKind::GradientReady, node, -1, 0);
 }
 
@@ -151,7 +153,8 @@ void Simulator::on_gradient_ready(const Event& e) {
   const int node = e.node;
   GradientSlot& slot = *slots_[static_cast<std::size_t>(node)];
   slot.join();
-  gradient_wall_s_ += slot.task_wall_seconds();
+  gradient_wall_s_ += slot.gradient_wall_seconds();
+  hooks_wall_s_ += slot.hooks_wall_seconds();
   NodeStats& st = stats_[static_cast<std::size_t>(node)];
   st.compute_s += slot.duration.seconds();
   ++st.gradient_steps;
@@ -217,6 +220,9 @@ void Simulator::handle(const Event& e) {
 }
 
 void Simulator::evaluate() {
+  // Node models must be settled (before_gradient hooks done) before anyone reads them.
+  for (auto& slot : slots_)
+    slot->wait();
   const auto t0 = std::chrono::steady_clock::now();
   last_eval_time_ = now_;
   MetricsRow row;
@@ -350,6 +356,7 @@ RunSummary Simulator::summary() const {
       {"memory_message_buffers_bytes",
        static_cast<double>(pool_.buffers_allocated() * dim_ * sizeof(float))},
       {"gradient_wall_seconds", gradient_wall_s_},
+      {"algorithm_task_wall_seconds", hooks_wall_s_},
       {"eval_wall_seconds", eval_wall_s_},
   };
   return s;
@@ -403,7 +410,8 @@ RunResult Simulator::run(RunHeader header) {
   for (auto& slot : slots_)
     if (slot->busy()) {
       slot->join();
-      gradient_wall_s_ += slot->task_wall_seconds();
+      gradient_wall_s_ += slot->gradient_wall_seconds();
+      hooks_wall_s_ += slot->hooks_wall_seconds();
     }
   if (last_eval_time_ != now_ && status_ != RunStatus::Diverged)
     evaluate();
@@ -421,6 +429,7 @@ RunResult Simulator::run(RunHeader header) {
   r.final_test_accuracy = last_accuracy_;
   r.final_test_loss = last_loss_;
   r.gradient_wall_seconds = gradient_wall_s_;
+  r.algorithm_task_wall_seconds = hooks_wall_s_;
   r.eval_wall_seconds = eval_wall_s_;
   return r;
 }

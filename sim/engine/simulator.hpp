@@ -47,7 +47,8 @@ struct RunResult {
   std::int64_t gradient_steps = 0;
   double final_test_accuracy = 0;
   double final_test_loss = 0;
-  double gradient_wall_seconds = 0; // summed over tasks (statistics only)
+  double gradient_wall_seconds = 0; // forward/backward, summed over tasks (statistics only)
+  double algorithm_task_wall_seconds = 0; // before/after_gradient hooks, summed over tasks
   double eval_wall_seconds = 0;
 };
 
@@ -140,6 +141,7 @@ private:
   RunStatus status_ = RunStatus::Completed;
   std::string status_message_;
   double gradient_wall_s_ = 0;
+  double hooks_wall_s_ = 0;
   double eval_wall_s_ = 0;
   std::chrono::steady_clock::time_point wall_start_;
   std::chrono::steady_clock::time_point last_progress_;

@@ -12,7 +12,7 @@ Asgd::Asgd(const Params& p, const AlgorithmSetup& setup)
       momentum_(static_cast<float>(momentum_text_)),
       weight_decay_(static_cast<float>(p.number("weight_decay", 0.0, Range::non_negative()))),
       w_(static_cast<Eigen::Index>(setup.num_params)),
-      wait_start_(static_cast<std::size_t>(setup.nodes)) {
+      workers_(static_cast<std::size_t>(setup.nodes)) {
   if (momentum_ > 0)
     m_ = Vec::Zero(static_cast<Eigen::Index>(setup.num_params));
 }
@@ -28,15 +28,28 @@ std::size_t Asgd::state_bytes() const {
 
 void Asgd::start(Context& ctx) {
   w_ = as_vec(ctx.params_view(0));
-  for (int i = 0; i < ctx.num_nodes(); ++i)
+  for (int i = 0; i < ctx.num_nodes(); ++i) {
+    workers_[static_cast<std::size_t>(i)].out = ctx.new_buffer();
     ctx.start_gradient(i, version_);
+  }
+}
+
+void Asgd::before_gradient(int node, std::span<float> x) {
+  Worker& w = workers_[static_cast<std::size_t>(node)];
+  if (w.pulled)
+    as_vec(x) = as_vec(w.pulled.view());
+}
+
+void Asgd::after_gradient(int node, std::span<const float>, std::span<float> grad) {
+  as_vec(workers_[static_cast<std::size_t>(node)].out.data()) = as_vec(grad);
 }
 
 void Asgd::on_gradient(Context& ctx, int node, const GradientResult& r) {
-  SharedBuffer g = ctx.new_buffer();
-  as_vec(g.data()) = as_vec(r.grad);
-  wait_start_[static_cast<std::size_t>(node)] = ctx.now();
-  ctx.send(node, ctx.server(), MessageInfo{kGradient, r.tag, 0}, std::move(g));
+  Worker& w = workers_[static_cast<std::size_t>(node)];
+  w.pulled = SharedBuffer();
+  w.wait_start = ctx.now();
+  ctx.send(node, ctx.server(), MessageInfo{kGradient, r.tag, 0}, std::move(w.out));
+  w.out = SharedBuffer();
 }
 
 void Asgd::on_message(Context& ctx, const Message& msg) {
@@ -60,8 +73,10 @@ void Asgd::on_message(Context& ctx, const Message& msg) {
   }
   DTSIM_ASSERT(msg.info.tag == kModel, "ASGD worker expects models");
   const int node = msg.dst;
-  ctx.record_idle(node, ctx.now() - wait_start_[static_cast<std::size_t>(node)]);
-  as_vec(ctx.params(node)) = as_vec(msg.payload.view());
+  Worker& w = workers_[static_cast<std::size_t>(node)];
+  ctx.record_idle(node, ctx.now() - w.wait_start);
+  w.pulled = msg.payload;
+  w.out = ctx.new_buffer();
   ctx.start_gradient(node, msg.info.version);
 }
 

@@ -13,7 +13,8 @@ namespace dtsim {
 // push it; the server applies it at once (w -= lr*u, u = g + wd*w, or server momentum
 // M = mu*M + u, u = M), increments its version t, records staleness t-1-tau and replies
 // with the new model. Keys: lr (> 0, default 0.05), momentum (server, [0,1), default 0),
-// weight_decay (>= 0, default 0).
+// weight_decay (>= 0, default 0). Workers' copies (model in, gradient out) run in their
+// gradient tasks; the server's update runs on the engine thread, as a single server would.
 class Asgd final : public Algorithm {
 public:
   Asgd(const Params& p, const AlgorithmSetup& setup);
@@ -23,6 +24,8 @@ public:
   void on_message(Context& ctx, const Message& msg) override;
   void eval_model(const Context& ctx, std::span<float> out) const override;
   bool has_node_models() const override { return false; }
+  void before_gradient(int node, std::span<float> x) override;
+  void after_gradient(int node, std::span<const float> x, std::span<float> grad) override;
   std::size_t state_bytes() const override;
 
   static constexpr std::int32_t kGradient = 1;
@@ -36,7 +39,12 @@ private:
   Vec w_;
   Vec m_;
   std::int64_t version_ = 0;
-  std::vector<SimTime> wait_start_;
+  struct Worker {
+    SimTime wait_start;
+    SharedBuffer pulled; // the server model to copy into x when the next task starts
+    SharedBuffer out;    // the gradient, copied in the worker's task
+  };
+  std::vector<Worker> workers_;
 };
 
 } // namespace dtsim

@@ -16,11 +16,7 @@ Dsgd::Dsgd(const Params& p, const AlgorithmSetup& setup)
       adapt_then_combine_(p.choice("order", "adapt_then_combine",
                                    {"adapt_then_combine", "combine_then_adapt"}) ==
                           "adapt_then_combine"),
-      update_(p, setup.nodes, setup.num_params),
-      nodes_(static_cast<std::size_t>(setup.nodes)) {
-  const auto d = static_cast<Eigen::Index>(setup.num_params);
-  u_.resize(d);
-  mixed_.resize(d);
+      update_(p, setup.nodes, setup.num_params), nodes_(static_cast<std::size_t>(setup.nodes)) {
   for (int i = 0; i < setup.nodes; ++i) {
     NodeState& s = nodes_[static_cast<std::size_t>(i)];
     const std::size_t deg = topology_.neighbors(i).size();
@@ -28,9 +24,10 @@ Dsgd::Dsgd(const Params& p, const AlgorithmSetup& setup)
     s.inbox[1].resize(deg);
     s.latest.resize(deg);
     s.latest_step.assign(deg, 0);
+    s.mix_in.resize(deg);
+    if (!adapt_then_combine_)
+      s.pending_u.resize(static_cast<Eigen::Index>(setup.num_params));
   }
-  if (!async_ && !adapt_then_combine_)
-    pending_u_.assign(static_cast<std::size_t>(setup.nodes), Vec(d));
 }
 
 std::string Dsgd::describe() const {
@@ -40,9 +37,10 @@ std::string Dsgd::describe() const {
 }
 
 std::size_t Dsgd::state_bytes() const {
-  return update_.state_bytes() +
-         pending_u_.size() * static_cast<std::size_t>(u_.size()) * sizeof(float) +
-         2 * static_cast<std::size_t>(u_.size()) * sizeof(float);
+  std::size_t bytes = update_.state_bytes();
+  for (const NodeState& s : nodes_)
+    bytes += static_cast<std::size_t>(s.pending_u.size()) * sizeof(float);
+  return bytes;
 }
 
 int Dsgd::neighbour_index(int node, int neighbour) const {
@@ -50,23 +48,6 @@ int Dsgd::neighbour_index(int node, int neighbour) const {
   const auto it = std::lower_bound(nb.begin(), nb.end(), neighbour);
   DTSIM_ASSERT(it != nb.end() && *it == neighbour, "message from a non-neighbour");
   return static_cast<int>(it - nb.begin());
-}
-
-void Dsgd::broadcast(Context& ctx, int node, std::span<const float> x, std::int64_t round) {
-  SharedBuffer b = ctx.new_buffer();
-  as_vec(b.data()) = as_vec(x);
-  for (int j : topology_.neighbors(node))
-    ctx.send(node, j, MessageInfo{0, round, round}, b);
-}
-
-void Dsgd::mix_into(int node, std::span<const float> self,
-                    const std::vector<SharedBuffer>& copies, std::span<float> out) {
-  // Summed in neighbour order: the same floating-point result on every run.
-  const auto w = topology_.weights(node);
-  mixed_.noalias() = static_cast<float>(topology_.self_weight(node)) * as_vec(self);
-  for (std::size_t k = 0; k < copies.size(); ++k)
-    mixed_.noalias() += static_cast<float>(w[k]) * as_vec(copies[k].view());
-  as_vec(out) = mixed_;
 }
 
 void Dsgd::start(Context& ctx) {
@@ -78,43 +59,68 @@ void Dsgd::start(Context& ctx) {
       std::fill(s.latest.begin(), s.latest.end(), init);
   }
   for (int i = 0; i < ctx.num_nodes(); ++i) {
-    if (!async_ && !adapt_then_combine_)
-      broadcast(ctx, i, ctx.params_view(i), 0);
+    nodes_[static_cast<std::size_t>(i)].out = ctx.new_buffer();
     ctx.start_gradient(i, 0);
   }
 }
 
-void Dsgd::on_gradient(Context& ctx, int node, const GradientResult& r) {
+void Dsgd::after_gradient(int node, std::span<const float> x, std::span<float> grad) {
   NodeState& s = nodes_[static_cast<std::size_t>(node)];
-  const std::span<float> x = ctx.params(node);
-  const std::span<float> u{u_.data(), static_cast<std::size_t>(u_.size())};
-  update_.direction(node, r.grad, x, u);
+  if (adapt_then_combine_) {
+    update_.step(node, grad, x, lr_, s.out.data());
+  } else {
+    update_.direction(node, grad, x, grad); // grad now holds u
+    as_vec(s.out.data()) = as_vec(x);
+    s.pending_u = as_vec(grad);
+  }
+}
+
+void Dsgd::before_gradient(int node, std::span<float> x) {
+  NodeState& s = nodes_[static_cast<std::size_t>(node)];
+  if (!s.mix_pending)
+    return;
+  s.mix_pending = false;
+  // Summed in neighbour order: the same floating-point result on every run.
+  VecMap out = as_vec(x);
+  const auto self = static_cast<float>(topology_.self_weight(node));
+  if (adapt_then_combine_)
+    out = self * as_vec(s.mix_self.view());
+  else
+    out *= self;
+  const auto w = topology_.weights(node);
+  for (std::size_t k = 0; k < s.mix_in.size(); ++k)
+    out += static_cast<float>(w[k]) * as_vec(s.mix_in[k].view());
+  if (!adapt_then_combine_)
+    out -= lr_ * s.pending_u;
+}
+
+void Dsgd::mix_next(Context& ctx, int node, std::vector<SharedBuffer>& inputs) {
+  NodeState& s = nodes_[static_cast<std::size_t>(node)];
+  s.mix_self = adapt_then_combine_ ? s.out : SharedBuffer();
+  for (std::size_t k = 0; k < inputs.size(); ++k)
+    s.mix_in[k] = inputs[k];
+  s.mix_pending = true;
+  s.out = ctx.new_buffer();
+  ctx.start_gradient(node, s.round);
+}
+
+void Dsgd::on_gradient(Context& ctx, int node, const GradientResult&) {
+  NodeState& s = nodes_[static_cast<std::size_t>(node)];
+  // The task that used the previous mixing inputs is done: let them go.
+  s.mix_self = SharedBuffer();
+  for (SharedBuffer& b : s.mix_in)
+    b = SharedBuffer();
+  for (int j : topology_.neighbors(node))
+    ctx.send(node, j, MessageInfo{0, s.round + (async_ ? 1 : 0), s.round}, s.out);
 
   if (async_) {
-    if (adapt_then_combine_) {
-      as_vec(x) -= lr_ * u_;
-      mix_into(node, x, s.latest, x);
-    } else {
-      mix_into(node, x, s.latest, x);
-      as_vec(x) -= lr_ * u_;
-    }
     ++s.round;
     std::int64_t staleness = 0;
     for (std::int64_t step : s.latest_step)
       staleness = std::max(staleness, s.round - 1 - step);
     ctx.record_update(node, staleness);
-    broadcast(ctx, node, x, s.round);
-    ctx.start_gradient(node, s.round);
+    mix_next(ctx, node, s.latest);
     return;
-  }
-
-  if (adapt_then_combine_) {
-    s.own = ctx.new_buffer();
-    as_vec(s.own.data()) = as_vec(x) - lr_ * u_;
-    for (int j : topology_.neighbors(node))
-      ctx.send(node, j, MessageInfo{0, s.round, s.round}, s.own);
-  } else {
-    pending_u_[static_cast<std::size_t>(node)] = u_;
   }
   s.step_done = true;
   s.wait_start = ctx.now();
@@ -124,17 +130,17 @@ void Dsgd::on_gradient(Context& ctx, int node, const GradientResult& r) {
 void Dsgd::on_message(Context& ctx, const Message& msg) {
   const int node = msg.dst;
   NodeState& s = nodes_[static_cast<std::size_t>(node)];
-  const int k = neighbour_index(node, msg.src);
+  const auto k = static_cast<std::size_t>(neighbour_index(node, msg.src));
   if (async_) {
     // Messages from one sender arrive in send order (FIFO link), so the newest wins.
-    s.latest[static_cast<std::size_t>(k)] = msg.payload;
-    s.latest_step[static_cast<std::size_t>(k)] = msg.info.version;
+    s.latest[k] = msg.payload;
+    s.latest_step[k] = msg.info.version;
     return;
   }
   DTSIM_ASSERT(msg.info.round == s.round || msg.info.round == s.round + 1,
                "sync D-PSGD message more than one round ahead");
   const auto parity = static_cast<std::size_t>(msg.info.round & 1);
-  s.inbox[parity][static_cast<std::size_t>(k)] = msg.payload;
+  s.inbox[parity][k] = msg.payload;
   ++s.received[parity];
   try_mix(ctx, node);
 }
@@ -145,23 +151,13 @@ void Dsgd::try_mix(Context& ctx, int node) {
   if (!s.step_done || s.received[parity] < static_cast<int>(s.inbox[parity].size()))
     return;
   ctx.record_idle(node, ctx.now() - s.wait_start);
-  const std::span<float> x = ctx.params(node);
-  if (adapt_then_combine_) {
-    mix_into(node, s.own.view(), s.inbox[parity], x);
-    s.own = SharedBuffer();
-  } else {
-    mix_into(node, x, s.inbox[parity], x);
-    as_vec(x) -= lr_ * pending_u_[static_cast<std::size_t>(node)];
-  }
-  for (SharedBuffer& b : s.inbox[parity])
-    b = SharedBuffer();
   s.received[parity] = 0;
   s.step_done = false;
   ++s.round;
   ctx.record_update(node, 0);
-  if (!adapt_then_combine_)
-    broadcast(ctx, node, x, s.round);
-  ctx.start_gradient(node, s.round);
+  mix_next(ctx, node, s.inbox[parity]);
+  for (SharedBuffer& b : s.inbox[parity])
+    b = SharedBuffer();
 }
 
 } // namespace dtsim

@@ -2,6 +2,8 @@
 // Weight decay and local momentum on flat vectors.
 #include "sim/optimizers/local_update.hpp"
 
+#include <algorithm>
+
 namespace dtsim {
 
 LocalUpdate::LocalUpdate(const Params& p, int nodes, std::size_t dim) {
@@ -18,7 +20,7 @@ void LocalUpdate::direction(int node, std::span<const float> grad, std::span<con
   VecMap u = as_vec(out);
   if (weight_decay_ > 0)
     u = as_vec(grad) + weight_decay_ * as_vec(x);
-  else
+  else if (out.data() != grad.data())
     u = as_vec(grad);
   if (beta_ > 0) {
     Vec& m = m_[static_cast<std::size_t>(node)];
@@ -27,6 +29,30 @@ void LocalUpdate::direction(int node, std::span<const float> grad, std::span<con
       u += beta_ * m;
     else
       u = m;
+  }
+}
+
+void LocalUpdate::step(int node, std::span<const float> grad, std::span<const float> x, float lr,
+                       std::span<float> out) {
+  // Blocked so that each block of g, x and m is read once from memory: the whole step is
+  // bandwidth-bound (it touches every parameter a few times and does 2-4 flops on each).
+  constexpr std::size_t kBlock = 2048;
+  float* m_all = beta_ > 0 ? m_[static_cast<std::size_t>(node)].data() : nullptr;
+  for (std::size_t first = 0; first < out.size(); first += kBlock) {
+    const std::size_t len = std::min(kBlock, out.size() - first);
+    const auto g = as_vec(grad.subspan(first, len));
+    const auto xb = as_vec(x.subspan(first, len));
+    auto o = as_vec(out.subspan(first, len));
+    if (beta_ == 0) {
+      o = xb - lr * (g + weight_decay_ * xb);
+      continue;
+    }
+    VecMap m(m_all + first, static_cast<Eigen::Index>(len));
+    m = beta_ * m + g + weight_decay_ * xb;
+    if (nesterov_)
+      o = xb - lr * (g + weight_decay_ * xb + beta_ * m);
+    else
+      o = xb - lr * m;
   }
 }
 

@@ -16,9 +16,14 @@ namespace dtsim {
 class LocalUpdate {
 public:
   LocalUpdate(const Params& p, int nodes, std::size_t dim);
-  // Writes u for node i into `out` (size dim); x is the node's model at the gradient.
+  // Writes u for node i into `out` (size dim; may be `grad` itself); x is the node's model
+  // at the gradient. Updates the node's momentum.
   void direction(int node, std::span<const float> grad, std::span<const float> x,
                  std::span<float> out);
+  // out = x - lr*u in one pass over memory (blocks stay in L1), updating the momentum: the
+  // local step of adapt-then-combine methods.
+  void step(int node, std::span<const float> grad, std::span<const float> x, float lr,
+            std::span<float> out);
   std::size_t state_bytes() const;
   double momentum() const { return beta_text_; }
 

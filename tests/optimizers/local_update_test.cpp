@@ -3,6 +3,7 @@
 #include "sim/core/params.hpp"
 #include "sim/optimizers/local_update.hpp"
 
+#include <cmath>
 #include <doctest/doctest.h>
 
 using namespace dtsim;
@@ -44,5 +45,27 @@ TEST_SUITE("optimizers") {
   TEST_CASE("LocalUpdate: momentum of 1 or more is refused") {
     CHECK_THROWS_WITH(LocalUpdate(params({{"momentum", "1.2"}}), 1, 2),
                       "t.yaml:2: momentum: expected a number in [0, 1), got 1.2");
+  }
+}
+
+TEST_SUITE("optimizers") {
+  TEST_CASE("LocalUpdate: the fused step equals x - lr * direction for every variant") {
+    const std::size_t d = 5000; // more than one block
+    std::vector<float> g(d), x(d), out(d), u(d);
+    for (std::size_t i = 0; i < d; ++i) {
+      g[i] = std::sin(0.1f * static_cast<float>(i));
+      x[i] = std::cos(0.07f * static_cast<float>(i));
+    }
+    for (const char* nesterov : {"false", "true"}) {
+      CAPTURE(nesterov);
+      LocalUpdate a(params({{"momentum", "0.9"}, {"nesterov", nesterov}, {"weight_decay", "0.01"}}), 1, d);
+      LocalUpdate b(params({{"momentum", "0.9"}, {"nesterov", nesterov}, {"weight_decay", "0.01"}}), 1, d);
+      for (int step = 0; step < 3; ++step) {
+        a.step(0, g, x, 0.1f, out);
+        b.direction(0, g, x, u);
+        for (std::size_t i = 0; i < d; i += 97)
+          CHECK(out[i] == doctest::Approx(x[i] - 0.1f * u[i]).epsilon(1e-6));
+      }
+    }
   }
 }
