@@ -9,7 +9,8 @@
 
 namespace {
 
-constexpr const char* kUsage = R"(dtsim - discrete-event simulator of asynchronous decentralized training
+constexpr const char* kUsage =
+    R"(dtsim - discrete-event simulator of asynchronous decentralized training
 
 usage:
   dtsim run SCENARIO.yaml [-o OUT.h5] [--set key=value]... [--threads N] [--quiet]

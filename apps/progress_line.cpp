@@ -9,7 +9,8 @@ namespace dtsim::cli {
 void ProgressLine::update(const Progress& p) {
   if (!enabled_)
     return;
-  const double eta = p.fraction_done > 0.01 ? p.wall_seconds * (1 - p.fraction_done) / p.fraction_done : -1;
+  const double eta =
+      p.fraction_done > 0.01 ? p.wall_seconds * (1 - p.fraction_done) / p.fraction_done : -1;
   char acc[16] = "  -  ";
   if (p.test_accuracy >= 0)
     std::snprintf(acc, sizeof acc, "%.3f", p.test_accuracy);

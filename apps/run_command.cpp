@@ -19,7 +19,9 @@ namespace dtsim::cli {
 namespace {
 
 std::atomic<bool> g_interrupted{false};
-extern "C" void on_signal(int) { g_interrupted.store(true); }
+extern "C" void on_signal(int) {
+  g_interrupted.store(true);
+}
 
 struct RunArgs {
   std::string scenario;

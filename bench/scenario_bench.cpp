@@ -46,8 +46,8 @@ ScenarioTiming run_scenario(int threads, const std::vector<std::string>& sets) {
   RunPlan plan = plan_run_text(kScenario, "bench32.yaml", sets);
   MemoryTraceSink sink;
   const RunResult r = execute_plan(plan, sink, threads);
-  return {r.wall_seconds, r.gradient_wall_seconds, r.algorithm_task_wall_seconds,
-          r.eval_wall_seconds, r.gradient_steps, r.final_test_accuracy};
+  return {r.wall_seconds,      r.gradient_wall_seconds, r.algorithm_task_wall_seconds,
+          r.eval_wall_seconds, r.gradient_steps,        r.final_test_accuracy};
 }
 
 } // namespace
@@ -82,8 +82,9 @@ int main(int argc, char** argv) {
   std::printf("  2 threads: wall %6.2f s, %6.0f node-steps/s, accuracy %.4f\n", two.wall_s,
               static_cast<double>(two.steps) / two.wall_s, two.accuracy);
   std::printf("  parallel speedup (1 -> 2 threads):    %5.2fx\n", one.wall_s / two.wall_s);
-  std::printf("  engine overhead (1 thread; event loop, scheduling, bookkeeping): %4.1f%% of wall\n",
-              100 * engine / one.wall_s);
+  std::printf(
+      "  engine overhead (1 thread; event loop, scheduling, bookkeeping): %4.1f%% of wall\n",
+      100 * engine / one.wall_s);
   std::printf("  algorithm vector math (local step, mixing; in node tasks):     %4.1f%% of wall\n",
               100 * one.algorithm_s / one.wall_s);
   std::printf("  identical results at 1 and 2 threads: %s\n",

@@ -26,9 +26,9 @@ public:
 
   int min_degree() const;
   int max_degree() const;
-  int diameter() const;           // hops; computed once at construction
+  int diameter() const;                                 // hops; computed once at construction
   double spectral_gap() const { return spectral_gap_; } // 1 - max(|lambda_2|, |lambda_n|)
-  std::size_t num_edges() const;  // undirected edges
+  std::size_t num_edges() const;                        // undirected edges
 
 private:
   std::string name_;

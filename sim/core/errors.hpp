@@ -14,7 +14,8 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-[[noreturn]] void assertion_failed(const char* cond, const char* file, int line, const std::string& msg);
+[[noreturn]] void assertion_failed(const char* cond, const char* file, int line,
+                                   const std::string& msg);
 
 } // namespace dtsim
 

@@ -19,6 +19,8 @@ inline ConstVecMap as_vec(std::span<const float> s) {
 }
 
 // True if every entry is finite (no NaN, no Inf).
-inline bool all_finite(std::span<const float> s) { return as_vec(s).allFinite(); }
+inline bool all_finite(std::span<const float> s) {
+  return as_vec(s).allFinite();
+}
 
 } // namespace dtsim

@@ -14,8 +14,8 @@ namespace dtsim {
 struct ParamNode {
   enum class Kind { Null, Scalar, List, Map };
   Kind kind = Kind::Null;
-  std::string scalar;                                   // Scalar: the text as written
-  std::vector<ParamNode> items;                         // List
+  std::string scalar;           // Scalar: the text as written
+  std::vector<ParamNode> items; // List
   // Map, in file order. A deque: appending a filled-in default must not move siblings
   // that a Params view points at.
   std::deque<std::pair<std::string, ParamNode>> fields;

@@ -97,8 +97,7 @@ Params::Params() : Params(std::make_shared<ParamNode>(ParamNode::make_map()), ""
 Params::Params(std::shared_ptr<ParamNode> root, std::string file)
     : Params(root, root.get(), std::move(file), "") {}
 
-Params::Params(std::shared_ptr<ParamNode> root, ParamNode* node, std::string file,
-               std::string path)
+Params::Params(std::shared_ptr<ParamNode> root, ParamNode* node, std::string file, std::string path)
     : root_(std::move(root)), node_(node), file_(std::move(file)), path_(std::move(path)) {
   DTSIM_ASSERT(node_ && node_->kind == ParamNode::Kind::Map, "Params must view a map");
   node_->used = true;

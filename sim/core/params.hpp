@@ -21,7 +21,7 @@ struct Range {
   bool hi_open = false;
   static Range positive() { return {0.0, std::numeric_limits<double>::infinity(), true, false}; }
   static Range non_negative() { return {0.0, std::numeric_limits<double>::infinity()}; }
-  static Range unit() { return {0.0, 1.0}; }          // [0, 1]
+  static Range unit() { return {0.0, 1.0}; }                      // [0, 1]
   static Range unit_open_hi() { return {0.0, 1.0, false, true}; } // [0, 1)
   static Range at_least(double lo) { return {lo, std::numeric_limits<double>::infinity()}; }
   static Range between(double lo, double hi) { return {lo, hi}; }

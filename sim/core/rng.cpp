@@ -28,7 +28,9 @@ std::uint64_t fnv1a(std::string_view s) {
 // __extension__ keeps -Wpedantic quiet about the GCC/Clang 128-bit type.
 __extension__ typedef unsigned __int128 U128;
 
-std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+std::uint64_t rotl(std::uint64_t x, int k) {
+  return (x << k) | (x >> (64 - k));
+}
 
 } // namespace
 
@@ -57,9 +59,13 @@ std::uint64_t Rng::next_u64() {
   return result;
 }
 
-double Rng::uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
+double Rng::uniform() {
+  return static_cast<double>(next_u64() >> 11) * 0x1.0p-53;
+}
 
-double Rng::uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
+double Rng::uniform(double lo, double hi) {
+  return lo + (hi - lo) * uniform();
+}
 
 std::uint64_t Rng::below(std::uint64_t n) {
   DTSIM_ASSERT(n > 0, "Rng::below needs n > 0");
@@ -139,6 +145,8 @@ void Rng::dirichlet(double alpha, std::span<double> out) {
     x /= sum;
 }
 
-bool Rng::bernoulli(double p) { return uniform() < p; }
+bool Rng::bernoulli(double p) {
+  return uniform() < p;
+}
 
 } // namespace dtsim

@@ -21,12 +21,12 @@ public:
   explicit Rng(std::uint64_t seed);
 
   std::uint64_t next_u64();
-  double uniform();                            // [0, 1), 53 random bits
-  double uniform(double lo, double hi);        // [lo, hi)
-  std::uint64_t below(std::uint64_t n);        // uniform in [0, n), unbiased; requires n > 0
-  double normal();                             // N(0, 1), Marsaglia polar method
-  double exponential(double mean);             // requires mean > 0
-  double gamma(double shape);                  // Gamma(shape, 1), Marsaglia-Tsang; shape > 0
+  double uniform();                     // [0, 1), 53 random bits
+  double uniform(double lo, double hi); // [lo, hi)
+  std::uint64_t below(std::uint64_t n); // uniform in [0, n), unbiased; requires n > 0
+  double normal();                      // N(0, 1), Marsaglia polar method
+  double exponential(double mean);      // requires mean > 0
+  double gamma(double shape);           // Gamma(shape, 1), Marsaglia-Tsang; shape > 0
   void dirichlet(double alpha, std::span<double> out); // symmetric Dir(alpha) of out.size()
   bool bernoulli(double p);
 

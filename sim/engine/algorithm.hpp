@@ -16,8 +16,8 @@ namespace dtsim {
 // gradient.
 struct GradientResult {
   std::span<const float> grad;
-  double loss = 0.0;     // mean minibatch loss at the snapshot
-  std::int64_t tag = 0;  // what start_gradient was given
+  double loss = 0.0;    // mean minibatch loss at the snapshot
+  std::int64_t tag = 0; // what start_gradient was given
   SimTime started;
 };
 

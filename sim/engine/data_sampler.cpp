@@ -7,7 +7,8 @@
 namespace dtsim {
 
 DataSampler::DataSampler(std::vector<std::uint32_t> indices, std::uint64_t seed, int node)
-    : order_(std::move(indices)), rng_(Rng::stream(seed, "data", static_cast<std::uint64_t>(node))) {
+    : order_(std::move(indices)),
+      rng_(Rng::stream(seed, "data", static_cast<std::uint64_t>(node))) {
   DTSIM_ASSERT(!order_.empty(), "a node without training examples");
   rng_.shuffle(order_);
   epochs_ = 1;

@@ -23,17 +23,17 @@ struct EngineConfig {
   std::uint64_t seed = 1;
   int batch_size = 32;
   // Stop rule: whichever comes first among those that are > 0.
-  double stop_epochs = 0;          // passes over the training set, summed over nodes
+  double stop_epochs = 0; // passes over the training set, summed over nodes
   double stop_sim_time_s = 0;
-  std::int64_t stop_steps = 0;     // gradient steps per node (total >= steps * nodes)
-  double divergence_loss = 1e3;    // a minibatch loss above this (or NaN/Inf) = diverged
+  std::int64_t stop_steps = 0;  // gradient steps per node (total >= steps * nodes)
+  double divergence_loss = 1e3; // a minibatch loss above this (or NaN/Inf) = diverged
   // Evaluation.
-  double eval_every_s = 1.0;       // simulated seconds between evaluations
+  double eval_every_s = 1.0;          // simulated seconds between evaluations
   std::int64_t eval_test_samples = 0; // 0 = whole test split
   bool eval_per_node = false;
   std::int64_t eval_per_node_samples = 1000;
   bool record_events = false;
-  std::atomic<bool>* interrupt = nullptr;          // set from a signal handler
+  std::atomic<bool>* interrupt = nullptr;           // set from a signal handler
   std::function<void(const Progress&)> on_progress; // wall-clock paced, display only
 };
 

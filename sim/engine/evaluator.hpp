@@ -7,9 +7,8 @@
 
 #include <memory>
 #include <span>
-#include <vector>
-
 #include <tbb/enumerable_thread_specific.h>
+#include <vector>
 
 namespace dtsim {
 

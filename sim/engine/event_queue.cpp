@@ -30,8 +30,8 @@ const char* to_string(EventKind k) {
   return "?";
 }
 
-std::uint64_t EventQueue::push(SimTime time, EventKind kind, std::int32_t node,
-                               std::int32_t peer, std::int64_t arg) {
+std::uint64_t EventQueue::push(SimTime time, EventKind kind, std::int32_t node, std::int32_t peer,
+                               std::int64_t arg) {
   const std::uint64_t seq = next_seq_++;
   heap_.push_back(Event{time, seq, kind, node, peer, arg});
   std::push_heap(heap_.begin(), heap_.end(), later);

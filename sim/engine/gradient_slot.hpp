@@ -4,17 +4,16 @@
 
 #include "data/dataset.hpp"
 #include "models/model.hpp"
-#include "sim/engine/algorithm.hpp"
 #include "sim/core/flat_vector.hpp"
 #include "sim/core/sim_time.hpp"
+#include "sim/engine/algorithm.hpp"
 
 #include <Eigen/Core>
 #include <cstdint>
 #include <memory>
 #include <span>
-#include <vector>
-
 #include <tbb/task_group.h>
+#include <vector>
 
 namespace dtsim {
 
@@ -34,7 +33,9 @@ public:
   void wait();
   bool busy() const { return busy_; }
 
-  std::span<const float> grad() const { return {grad_.data(), static_cast<std::size_t>(grad_.size())}; }
+  std::span<const float> grad() const {
+    return {grad_.data(), static_cast<std::size_t>(grad_.size())};
+  }
   double loss() const { return loss_; }
   double gradient_wall_seconds() const { return gradient_wall_s_; } // statistics only
   double hooks_wall_seconds() const { return hooks_wall_s_; }

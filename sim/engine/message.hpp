@@ -11,9 +11,9 @@ namespace dtsim {
 
 // Algorithm-defined header fields; the engine only carries them.
 struct MessageInfo {
-  std::int32_t tag = 0;       // what the payload is (model, gradient, ...)
-  std::int64_t version = 0;   // e.g. the server version or the sender's step counter
-  std::int64_t round = 0;     // e.g. the synchronous round it belongs to
+  std::int32_t tag = 0;     // what the payload is (model, gradient, ...)
+  std::int64_t version = 0; // e.g. the server version or the sender's step counter
+  std::int64_t round = 0;   // e.g. the synchronous round it belongs to
 };
 
 // A delivered message. `payload` stays valid while the algorithm holds a copy of the handle.

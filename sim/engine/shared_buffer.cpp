@@ -42,12 +42,16 @@ std::span<float> SharedBuffer::data() {
   return {slot_->data.data(), static_cast<std::size_t>(slot_->data.size())};
 }
 
-int SharedBuffer::use_count() const { return slot_ ? slot_->refs : 0; }
+int SharedBuffer::use_count() const {
+  return slot_ ? slot_->refs : 0;
+}
 
 BufferPool::BufferPool(std::size_t floats_per_buffer)
     : size_(floats_per_buffer), storage_(std::make_shared<SharedBuffer::Storage>()) {}
 
-std::size_t BufferPool::buffers_allocated() const { return storage_->slots.size(); }
+std::size_t BufferPool::buffers_allocated() const {
+  return storage_->slots.size();
+}
 
 SharedBuffer BufferPool::acquire() {
   auto& st = *storage_;

@@ -22,11 +22,14 @@ Simulator::Simulator(const SimulationParts& parts, EngineConfig config)
                "partition and topology disagree on the number of nodes");
   node_params_.resize(static_cast<Eigen::Index>(dim_), nodes_);
   for (int i = 0; i < nodes_; ++i) {
-    slots_.push_back(std::make_unique<GradientSlot>(*parts.model, *parts.train, config_.batch_size));
-    samplers_.emplace_back(parts.partition->node_indices[static_cast<std::size_t>(i)], config_.seed, i);
+    slots_.push_back(
+        std::make_unique<GradientSlot>(*parts.model, *parts.train, config_.batch_size));
+    samplers_.emplace_back(parts.partition->node_indices[static_cast<std::size_t>(i)], config_.seed,
+                           i);
   }
   for (int i = 0; i <= nodes_; ++i) // one more stream for the server endpoint
-    algorithm_rngs_.push_back(Rng::stream(config_.seed, "algorithm", static_cast<std::uint64_t>(i)));
+    algorithm_rngs_.push_back(
+        Rng::stream(config_.seed, "algorithm", static_cast<std::uint64_t>(i)));
   stats_.resize(static_cast<std::size_t>(nodes_));
   eval_model_.resize(static_cast<Eigen::Index>(dim_));
   average_model_.resize(static_cast<Eigen::Index>(dim_));
@@ -55,9 +58,13 @@ std::span<const float> Simulator::params_view(int node) const {
   return {node_params_.col(node).data(), dim_};
 }
 
-bool Simulator::computing(int node) const { return slots_[static_cast<std::size_t>(node)]->busy(); }
+bool Simulator::computing(int node) const {
+  return slots_[static_cast<std::size_t>(node)]->busy();
+}
 
-Rng& Simulator::rng(int node) { return algorithm_rngs_[static_cast<std::size_t>(node)]; }
+Rng& Simulator::rng(int node) {
+  return algorithm_rngs_[static_cast<std::size_t>(node)];
+}
 
 void Simulator::push_work(SimTime t, EventKind kind, int node, int peer, std::int64_t arg) {
   ++pending_work_;
@@ -163,13 +170,14 @@ void Simulator::on_gradient_ready(const Event& e) {
   const double loss = slot.loss();
   if (!std::isfinite(loss) || loss > config_.divergence_loss) {
     stop(RunStatus::Diverged, "node " + std::to_string(node) + " minibatch loss " +
-                                  std::to_string(loss) + " at t=" +
-                                  std::to_string(now_.seconds()) + " s");
+                                  std::to_string(loss) + " at t=" + std::to_string(now_.seconds()) +
+                                  " s");
     return;
   }
   loss_sum_since_eval_ += loss;
   ++losses_since_eval_;
-  parts_.algorithm->on_gradient(*this, node, GradientResult{slot.grad(), loss, slot.tag, slot.started});
+  parts_.algorithm->on_gradient(*this, node,
+                                GradientResult{slot.grad(), loss, slot.tag, slot.started});
   if ((config_.stop_epochs > 0 && epochs() >= config_.stop_epochs) ||
       (config_.stop_steps > 0 && gradient_steps_ >= config_.stop_steps * nodes_))
     stop(RunStatus::Completed, "stop rule reached");
@@ -236,7 +244,8 @@ void Simulator::evaluate() {
   const bool finite_model = eval_model_.allFinite();
   const EvalResult r = evaluator_.evaluate({eval_model_.data(), dim_});
   const double test_loss = r.loss_sum / static_cast<double>(std::max<std::int64_t>(1, r.count));
-  last_accuracy_ = static_cast<double>(r.correct) / static_cast<double>(std::max<std::int64_t>(1, r.count));
+  last_accuracy_ =
+      static_cast<double>(r.correct) / static_cast<double>(std::max<std::int64_t>(1, r.count));
   last_loss_ = test_loss;
   c.emplace_back("test_loss", test_loss);
   c.emplace_back("test_accuracy", last_accuracy_);
@@ -247,7 +256,8 @@ void Simulator::evaluate() {
   losses_since_eval_ = 0;
 
   const bool node_models = parts_.algorithm->has_node_models();
-  double acc_mean = std::nan(""), acc_min = std::nan(""), acc_max = std::nan(""), acc_std = std::nan("");
+  double acc_mean = std::nan(""), acc_min = std::nan(""), acc_max = std::nan(""),
+         acc_std = std::nan("");
   if (node_models && config_.eval_per_node) {
     node_views_.clear();
     for (int i = 0; i < nodes_; ++i)
@@ -258,7 +268,8 @@ void Simulator::evaluate() {
     acc_min = 1.0;
     acc_max = 0.0;
     for (const EvalResult& nr : node_results_) {
-      const double a = static_cast<double>(nr.correct) / static_cast<double>(std::max<std::int64_t>(1, nr.count));
+      const double a = static_cast<double>(nr.correct) /
+                       static_cast<double>(std::max<std::int64_t>(1, nr.count));
       s += a;
       s2 += a * a;
       acc_min = std::min(acc_min, a);
@@ -282,16 +293,19 @@ void Simulator::evaluate() {
   }
   c.emplace_back("consensus_distance", consensus);
   c.emplace_back("bytes_sent", static_cast<double>(bytes_sent_));
-  c.emplace_back("staleness_mean", stale_updates_since_eval_ > 0
-                                       ? staleness_sum_since_eval_ / static_cast<double>(stale_updates_since_eval_)
-                                       : std::nan(""));
+  c.emplace_back("staleness_mean",
+                 stale_updates_since_eval_ > 0
+                     ? staleness_sum_since_eval_ / static_cast<double>(stale_updates_since_eval_)
+                     : std::nan(""));
   staleness_sum_since_eval_ = 0;
   stale_updates_since_eval_ = 0;
 
   eval_wall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  parts_.trace->metrics(row, std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count());
+  parts_.trace->metrics(
+      row, std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count());
   if (!finite_model || !std::isfinite(test_loss))
-    stop(RunStatus::Diverged, "evaluation model is not finite at t=" + std::to_string(now_.seconds()) + " s");
+    stop(RunStatus::Diverged,
+         "evaluation model is not finite at t=" + std::to_string(now_.seconds()) + " s");
   report_progress(true);
 }
 
@@ -316,7 +330,8 @@ RunSummary Simulator::summary() const {
   RunSummary s;
   s.status = status_;
   s.message = status_message_;
-  s.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
+  s.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
   auto column = [&](const char* name, auto get) {
     std::vector<double> v;
     for (const NodeStats& st : stats_)

@@ -47,7 +47,7 @@ struct RunResult {
   std::int64_t gradient_steps = 0;
   double final_test_accuracy = 0;
   double final_test_loss = 0;
-  double gradient_wall_seconds = 0; // forward/backward, summed over tasks (statistics only)
+  double gradient_wall_seconds = 0;       // forward/backward, summed over tasks (statistics only)
   double algorithm_task_wall_seconds = 0; // before/after_gradient hooks, summed over tasks
   double eval_wall_seconds = 0;
 };

@@ -33,9 +33,9 @@ struct RunHeader {
   std::string name;
   std::string scenario_yaml; // the fully resolved scenario
   std::uint64_t seed = 0;
-  std::vector<std::pair<std::string, std::string>> text_attributes;  // e.g. dtsim_version
-  std::vector<std::pair<std::string, double>> number_attributes;      // e.g. num_params
-  std::vector<std::vector<std::int64_t>> label_histogram;             // nodes x classes
+  std::vector<std::pair<std::string, std::string>> text_attributes; // e.g. dtsim_version
+  std::vector<std::pair<std::string, double>> number_attributes;    // e.g. num_params
+  std::vector<std::vector<std::int64_t>> label_histogram;           // nodes x classes
 };
 
 // One evaluation. Every row of a run has the same column names in the same order.

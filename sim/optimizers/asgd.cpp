@@ -19,7 +19,8 @@ Asgd::Asgd(const Params& p, const AlgorithmSetup& setup)
 
 std::string Asgd::describe() const {
   return "asgd (parameter server" +
-         (momentum_ > 0 ? ", server momentum " + format_number(momentum_text_) : std::string()) + ")";
+         (momentum_ > 0 ? ", server momentum " + format_number(momentum_text_) : std::string()) +
+         ")";
 }
 
 std::size_t Asgd::state_bytes() const {
@@ -80,6 +81,8 @@ void Asgd::on_message(Context& ctx, const Message& msg) {
   ctx.start_gradient(node, msg.info.version);
 }
 
-void Asgd::eval_model(const Context&, std::span<float> out) const { as_vec(out) = w_; }
+void Asgd::eval_model(const Context&, std::span<float> out) const {
+  as_vec(out) = w_;
+}
 
 } // namespace dtsim

@@ -10,12 +10,11 @@
 namespace dtsim {
 
 Dsgd::Dsgd(const Params& p, const AlgorithmSetup& setup)
-    : topology_(*setup.topology),
-      lr_(static_cast<float>(p.number("lr", 0.05, Range::positive()))),
+    : topology_(*setup.topology), lr_(static_cast<float>(p.number("lr", 0.05, Range::positive()))),
       async_(p.choice("mode", "sync", {"sync", "async"}) == "async"),
-      adapt_then_combine_(p.choice("order", "adapt_then_combine",
-                                   {"adapt_then_combine", "combine_then_adapt"}) ==
-                          "adapt_then_combine"),
+      adapt_then_combine_(
+          p.choice("order", "adapt_then_combine", {"adapt_then_combine", "combine_then_adapt"}) ==
+          "adapt_then_combine"),
       update_(p, setup.nodes, setup.num_params), nodes_(static_cast<std::size_t>(setup.nodes)) {
   for (int i = 0; i < setup.nodes; ++i) {
     NodeState& s = nodes_[static_cast<std::size_t>(i)];

@@ -39,17 +39,17 @@ public:
 private:
   struct NodeState {
     std::int64_t round = 0;
-    bool step_done = false;     // sync: this round's local step is done
-    SharedBuffer out;           // what the node sends after its step (written in its task)
+    bool step_done = false; // sync: this round's local step is done
+    SharedBuffer out;       // what the node sends after its step (written in its task)
     std::array<std::vector<SharedBuffer>, 2> inbox; // sync: by round parity, per neighbour
     std::array<int, 2> received{0, 0};
-    std::vector<SharedBuffer> latest;               // async: freshest copy per neighbour
+    std::vector<SharedBuffer> latest; // async: freshest copy per neighbour
     std::vector<std::int64_t> latest_step;
     // Inputs of the mixing that the next task applies (set aside by the engine thread).
     bool mix_pending = false;
-    SharedBuffer mix_self;             // adapt_then_combine: own half-step model
-    std::vector<SharedBuffer> mix_in;  // per neighbour
-    Vec pending_u;                     // combine_then_adapt: u_i, applied after mixing
+    SharedBuffer mix_self;            // adapt_then_combine: own half-step model
+    std::vector<SharedBuffer> mix_in; // per neighbour
+    Vec pending_u;                    // combine_then_adapt: u_i, applied after mixing
     SimTime wait_start;
   };
 

@@ -53,7 +53,8 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
   const int nodes = static_cast<int>(root.integer("nodes", 16, Range::between(1, kMaxNodes)));
 
   const Params data = root.child("data");
-  plan.engine.batch_size = static_cast<int>(data.integer("batch_size", 32, Range::between(1, 65536)));
+  plan.engine.batch_size =
+      static_cast<int>(data.integer("batch_size", 32, Range::between(1, 65536)));
   plan.data = load_dataset(data, plan.seed);
   plan.partition = make_partition(data.child("partition"), plan.data.train.labels,
                                   plan.data.train.num_classes, nodes, plan.seed);
@@ -63,11 +64,12 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
   // Node models, the average/eval copies, and in-flight messages (a few per node).
   plan.memory_estimate_bytes = dim * sizeof(float) * (2.0 * nodes + 8.0);
   if (plan.memory_estimate_bytes > kMaxMemoryBytes)
-    root.fail("nodes", "this run would need about " +
-                           std::to_string(static_cast<long long>(plan.memory_estimate_bytes / (1 << 20))) +
-                           " MiB for " + std::to_string(nodes) + " copies of a " +
-                           std::to_string(static_cast<long long>(dim)) +
-                           "-parameter model; the limit is 16 GiB: use fewer nodes or a smaller model");
+    root.fail("nodes",
+              "this run would need about " +
+                  std::to_string(static_cast<long long>(plan.memory_estimate_bytes / (1 << 20))) +
+                  " MiB for " + std::to_string(nodes) + " copies of a " +
+                  std::to_string(static_cast<long long>(dim)) +
+                  "-parameter model; the limit is 16 GiB: use fewer nodes or a smaller model");
 
   plan.topology.emplace(make_topology(root.child("topology"), nodes, plan.seed));
 
@@ -105,9 +107,9 @@ RunPlan plan_run_text(const std::string& yaml, const std::string& name,
 }
 
 RunResult execute_plan(RunPlan& plan, TraceSink& sink, int threads) {
-  SimulationParts parts{&plan.data.train, &plan.data.test, &plan.partition, plan.model.get(),
-                        &*plan.topology,  plan.compute.get(), plan.network.get(),
-                        plan.algorithm.get(), &sink};
+  SimulationParts parts{&plan.data.train,   &plan.data.test,      &plan.partition,
+                        plan.model.get(),   &*plan.topology,      plan.compute.get(),
+                        plan.network.get(), plan.algorithm.get(), &sink};
   Simulator sim(parts, plan.engine);
   RunHeader header;
   header.name = plan.name;

@@ -79,9 +79,11 @@ TEST_SUITE("app") {
 
   TEST_CASE("dtsim validate: good and bad files, exit code 2 and one line per error") {
     CHECK(run_cli("validate " + write_file("ok.yaml", kTiny)).exit_code == 0);
-    const auto bad = run_cli("validate " + write_file("bad.yaml", std::string(kTiny) + "algoritm: {}\n"));
+    const auto bad =
+        run_cli("validate " + write_file("bad.yaml", std::string(kTiny) + "algoritm: {}\n"));
     CHECK(bad.exit_code == 2);
-    CHECK(bad.output.find("bad.yaml:15: algoritm: unknown key 'algoritm' (did you mean 'algorithm'?)") !=
+    CHECK(bad.output.find(
+              "bad.yaml:15: algoritm: unknown key 'algoritm' (did you mean 'algorithm'?)") !=
           std::string::npos);
     const auto missing = run_cli("run /nonexistent.yaml");
     CHECK(missing.exit_code == 2);
@@ -100,13 +102,14 @@ TEST_SUITE("app") {
   TEST_CASE("dtsim list names every registry") {
     const auto r = run_cli("list");
     CHECK(r.exit_code == 0);
-    for (const char* name : {"dsgd", "asgd", "mlp", "softmax", "ring", "torus", "dirichlet", "shards",
-                             "fashion-mnist", "lognormal"})
+    for (const char* name : {"dsgd", "asgd", "mlp", "softmax", "ring", "torus", "dirichlet",
+                             "shards", "fashion-mnist", "lognormal"})
       CHECK(r.output.find(name) != std::string::npos);
   }
 
   TEST_CASE("every shipped scenario validates and runs a few steps") {
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(DTSIM_SOURCE_DIR "/scenarios")) {
+    for (const auto& entry :
+         std::filesystem::recursive_directory_iterator(DTSIM_SOURCE_DIR "/scenarios")) {
       if (entry.path().extension() != ".yaml")
         continue;
       CAPTURE(entry.path());

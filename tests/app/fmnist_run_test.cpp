@@ -11,10 +11,12 @@ using testing::run_cli;
 
 TEST_SUITE("app") {
   TEST_CASE("Fashion-MNIST: an 8-node IID ring with an MLP reaches 0.80 within one epoch") {
-    const std::string out = (std::filesystem::temp_directory_path() / "dtsim_fmnist_iid8.h5").string();
-    const auto r = run_cli("run scenarios/quickstart.yaml -o " + out +
-                           " --quiet --set nodes=8 --set 'data.partition={kind: iid}'"
-                           " --set 'stop={epochs: 1}' --set eval.every_s=100 --set eval.per_node=false");
+    const std::string out =
+        (std::filesystem::temp_directory_path() / "dtsim_fmnist_iid8.h5").string();
+    const auto r =
+        run_cli("run scenarios/quickstart.yaml -o " + out +
+                " --quiet --set nodes=8 --set 'data.partition={kind: iid}'"
+                " --set 'stop={epochs: 1}' --set eval.every_s=100 --set eval.per_node=false");
     REQUIRE(r.exit_code == 0);
     const TraceContents t = read_trace(out);
     CHECK(t.metrics.at("epoch").back() == doctest::Approx(1.0).epsilon(0.01));

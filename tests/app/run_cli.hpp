@@ -15,7 +15,8 @@ struct CliResult {
 };
 
 inline CliResult run_cli(const std::string& args) {
-  const std::string cmd = std::string("cd '" DTSIM_SOURCE_DIR "' && '" DTSIM_BINARY "' ") + args + " 2>&1";
+  const std::string cmd =
+      std::string("cd '" DTSIM_SOURCE_DIR "' && '" DTSIM_BINARY "' ") + args + " 2>&1";
   CliResult r;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe)

@@ -43,7 +43,8 @@ TEST_SUITE("core") {
 
   TEST_CASE("Params: out-of-range value names file, line, key and expectation") {
     Params p(sample_tree(), "s.yaml");
-    const std::string e = error_of([&] { p.child("algorithm").number("lr", 0.1, Range::positive()); });
+    const std::string e =
+        error_of([&] { p.child("algorithm").number("lr", 0.1, Range::positive()); });
     CHECK(e == "s.yaml:5: algorithm.lr: expected a number > 0, got -0.1");
   }
 
@@ -51,7 +52,8 @@ TEST_SUITE("core") {
     Params p(sample_tree(), "s.yaml");
     CHECK(error_of([&] { p.child("algorithm").number("name"); }).find("expected a number") !=
           std::string::npos);
-    CHECK(error_of([&] { p.text("missing"); }).find("required key is missing") != std::string::npos);
+    CHECK(error_of([&] { p.text("missing"); }).find("required key is missing") !=
+          std::string::npos);
     CHECK(error_of([&] { p.child("nodes"); }).find("expected a map") != std::string::npos);
     CHECK(error_of([&] { p.integer("nodes", 1, Range::between(1, 8)); }).find("in [1, 8]") !=
           std::string::npos);
@@ -74,14 +76,18 @@ TEST_SUITE("core") {
     alg.number("lr", 0.1);
     alg.number("momentum", 0.0);
     const std::string e = error_of([&] { p.reject_unused(); });
-    CHECK(e.find("s.yaml:6: algorithm.momentun: unknown key 'momentun' (did you mean 'momentum'?)") == 0);
+    CHECK(
+        e.find("s.yaml:6: algorithm.momentun: unknown key 'momentun' (did you mean 'momentum'?)") ==
+        0);
   }
 
   TEST_CASE("Params: choice suggests the closest valid name") {
     auto root = std::make_shared<ParamNode>(ParamNode::make_map(1));
     root->fields.emplace_back("kind", ParamNode::make_scalar("rign", 2));
     Params p(root, "t.yaml");
-    const std::string e = error_of([&] { p.choice("kind", "ring", {"ring", "torus", "complete"}); });
+    const std::string e = error_of([&] {
+      p.choice("kind", "ring", {"ring", "torus", "complete"});
+    });
     CHECK(e == "t.yaml:2: kind: unknown name 'rign' (did you mean 'ring'?); expected one of: ring, "
                "torus, complete");
   }

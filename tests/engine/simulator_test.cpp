@@ -38,7 +38,8 @@ void check_identical_metrics(const MemoryTraceSink& a, const MemoryTraceSink& b)
       CAPTURE(r);
       CAPTURE(ca[c].first);
       // Bit-identical (NaN columns are NaN in both).
-      CHECK((ca[c].second == cb[c].second || (std::isnan(ca[c].second) && std::isnan(cb[c].second))));
+      CHECK(
+          (ca[c].second == cb[c].second || (std::isnan(ca[c].second) && std::isnan(cb[c].second))));
     }
   }
 }
@@ -47,9 +48,9 @@ void check_identical_metrics(const MemoryTraceSink& a, const MemoryTraceSink& b)
 
 TEST_SUITE("engine") {
   TEST_CASE("Simulator: identical metrics with 1 and 2 threads (dsgd async, asgd, dsgd sync)") {
-    for (const char* alg : {"{name: dsgd, mode: async, lr: 0.1, momentum: 0.9}",
-                            "{name: asgd, lr: 0.05}",
-                            "{name: dsgd, mode: sync, lr: 0.1, order: combine_then_adapt}"}) {
+    for (const char* alg :
+         {"{name: dsgd, mode: async, lr: 0.1, momentum: 0.9}", "{name: asgd, lr: 0.05}",
+          "{name: dsgd, mode: sync, lr: 0.1, order: combine_then_adapt}"}) {
       CAPTURE(alg);
       const Outcome one = run_text(testing::tiny_scenario(alg), 1);
       const Outcome two = run_text(testing::tiny_scenario(alg), 2);
@@ -98,5 +99,25 @@ TEST_SUITE("engine") {
         for (double v : values)
           updates += v;
     CHECK(updates == doctest::Approx(static_cast<double>(o.result.updates)));
+  }
+}
+
+TEST_SUITE("engine") {
+  TEST_CASE("Simulator: an interrupt stops the run cleanly with status interrupted") {
+    RunPlan plan = plan_run_text(testing::tiny_scenario("{name: dsgd, lr: 0.1}"), "tiny.yaml", {});
+    std::atomic<bool> flag{false};
+    int evaluations_seen = 0;
+    plan.engine.interrupt = &flag;
+    // Progress is reported at every evaluation: raise the flag at the third one.
+    plan.engine.on_progress = [&](const Progress&) {
+      if (++evaluations_seen == 3)
+        flag = true;
+    };
+    MemoryTraceSink sink;
+    const RunResult r = execute_plan(plan, sink, 2);
+    CHECK(r.status == RunStatus::Interrupted);
+    CHECK(sink.summary().status == RunStatus::Interrupted);
+    CHECK(sink.rows().size() >= 3);
+    CHECK(r.epochs < 3.0);
   }
 }

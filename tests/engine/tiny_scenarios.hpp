@@ -20,7 +20,8 @@ data:
   batch_size: 16
 model: {kind: softmax}
 topology: {kind: ring}
-algorithm: )" + algorithm + R"(
+algorithm: )" +
+         algorithm + R"(
 system:
   compute: {dist: lognormal, mean_s: 0.01, sigma: 0.5, stragglers: {fraction: 0.25, slowdown: 3}}
   network: {latency_s: 0.002, bandwidth_Bps: 1.0e6}

@@ -23,8 +23,9 @@ TEST_SUITE("optimizers") {
   TEST_CASE("Dsgd sync: neighbours stay within one round and wait for stragglers") {
     for (const char* order : {"adapt_then_combine", "combine_then_adapt"}) {
       CAPTURE(order);
-      RunPlan plan = plan_run_text(testing::tiny_scenario(std::string("{name: dsgd, lr: 0.1, order: ") + order + "}"),
-                                   "tiny.yaml", {"stop={sim_time_s: 0.5}"});
+      RunPlan plan = plan_run_text(
+          testing::tiny_scenario(std::string("{name: dsgd, lr: 0.1, order: ") + order + "}"),
+          "tiny.yaml", {"stop={sim_time_s: 0.5}"});
       MemoryTraceSink sink;
       const RunResult r = execute_plan(plan, sink, 2);
       CHECK(r.status == RunStatus::Completed);

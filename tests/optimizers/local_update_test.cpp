@@ -58,8 +58,10 @@ TEST_SUITE("optimizers") {
     }
     for (const char* nesterov : {"false", "true"}) {
       CAPTURE(nesterov);
-      LocalUpdate a(params({{"momentum", "0.9"}, {"nesterov", nesterov}, {"weight_decay", "0.01"}}), 1, d);
-      LocalUpdate b(params({{"momentum", "0.9"}, {"nesterov", nesterov}, {"weight_decay", "0.01"}}), 1, d);
+      LocalUpdate a(params({{"momentum", "0.9"}, {"nesterov", nesterov}, {"weight_decay", "0.01"}}),
+                    1, d);
+      LocalUpdate b(params({{"momentum", "0.9"}, {"nesterov", nesterov}, {"weight_decay", "0.01"}}),
+                    1, d);
       for (int step = 0; step < 3; ++step) {
         a.step(0, g, x, 0.1f, out);
         b.direction(0, g, x, u);

@@ -52,14 +52,16 @@ TEST_SUITE("scenario") {
     CHECK(error_of(kBase + "stopp: {epochs: 1}\n") ==
           "s.yaml:11: stopp: unknown key 'stopp' (did you mean 'stop'?); known keys here: name, "
           "nodes, data, model, topology, algorithm, stop, seed, system, eval, output");
-    CHECK(error_of(kBase, {"algorithm.momentun=0.9"}).find("--set algorithm.momentun: unknown key "
-                                                         "'momentun' (did you mean 'momentum'?)") == 0);
+    CHECK(error_of(kBase, {"algorithm.momentun=0.9"})
+              .find("--set algorithm.momentun: unknown key "
+                    "'momentun' (did you mean 'momentum'?)") == 0);
   }
 
   TEST_CASE("plan_run: impossible values") {
     CHECK(error_of(kBase, {"algorithm.lr=-0.1"}) ==
           "--set algorithm.lr: expected a number > 0, got -0.1");
-    CHECK(error_of(kBase, {"algorithm.lr=.nan"}).find("expected a number > 0") != std::string::npos);
+    CHECK(error_of(kBase, {"algorithm.lr=.nan"}).find("expected a number > 0") !=
+          std::string::npos);
     CHECK(error_of(kBase, {"nodes=0"}).find("nodes: expected a number in [1, 4096], got 0") !=
           std::string::npos);
     CHECK(error_of(kBase, {"data.batch_size=0"}).find("data.batch_size") != std::string::npos);
@@ -69,19 +71,18 @@ TEST_SUITE("scenario") {
   }
 
   TEST_CASE("plan_run: unknown names suggest the closest") {
-    CHECK(error_of(kBase, {"algorithm.name=dsdg"}).find("unknown name 'dsdg' (did you mean 'dsgd'?)") !=
-          std::string::npos);
+    CHECK(error_of(kBase, {"algorithm.name=dsdg"})
+              .find("unknown name 'dsdg' (did you mean 'dsgd'?)") != std::string::npos);
   }
 
   TEST_CASE("plan_run: a disconnected graph is refused") {
-    const std::string e =
-        error_of(kBase, {"nodes=20", "topology={kind: erdos_renyi, p: 0.01}"});
+    const std::string e = error_of(kBase, {"nodes=20", "topology={kind: erdos_renyi, p: 0.01}"});
     CHECK(e.find("disconnected") != std::string::npos);
   }
 
   TEST_CASE("plan_run: missing data names the Debian package") {
-    const std::string e =
-        error_of(kBase, {"data.dataset=fashion-mnist", "data.path=/nonexistent", "data.synthetic={}"});
+    const std::string e = error_of(
+        kBase, {"data.dataset=fashion-mnist", "data.path=/nonexistent", "data.synthetic={}"});
     CHECK(e.find("dataset-fashion-mnist") != std::string::npos);
   }
 

@@ -51,8 +51,9 @@ TEST_SUITE("scenario") {
         bomb << (k ? ", " : "") << "*a" << (i - 1);
       bomb << "]\n";
     }
-    CHECK(error_of([&] { parse_yaml_text(bomb.str(), "bomb.yaml"); }).find("more than 100000 nodes") !=
-          std::string::npos);
+    CHECK(error_of([&] {
+            parse_yaml_text(bomb.str(), "bomb.yaml");
+          }).find("more than 100000 nodes") != std::string::npos);
   }
 
   TEST_CASE("yaml_tree: --set overrides and creates keys") {
