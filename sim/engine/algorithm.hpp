@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace dtsim {
 
@@ -53,6 +55,11 @@ public:
   virtual bool has_node_models() const { return true; }
   // Bytes of algorithm state (buffers, momentum, tables), for the memory report.
   virtual std::size_t state_bytes() const = 0;
+  // Extra columns for every /metrics row (same names every time), e.g. a scheduler's state.
+  virtual void add_metrics(std::vector<std::pair<std::string, double>>& /*columns*/) const {}
+  // Extra per-node columns for /nodes at the end of the run.
+  virtual void
+  add_node_columns(std::vector<std::pair<std::string, std::vector<double>>>& /*columns*/) const {}
 };
 
 } // namespace dtsim

@@ -299,6 +299,7 @@ void Simulator::evaluate() {
                      : std::nan(""));
   staleness_sum_since_eval_ = 0;
   stale_updates_since_eval_ = 0;
+  parts_.algorithm->add_metrics(c);
 
   eval_wall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   parts_.trace->metrics(
@@ -354,6 +355,7 @@ RunSummary Simulator::summary() const {
     s.node_columns.emplace_back("speed_factor", std::move(speed));
     s.node_columns.emplace_back("straggler", std::move(straggler));
   }
+  parts_.algorithm->add_node_columns(s.node_columns);
   std::size_t last = staleness_histogram_.size();
   while (last > 1 && staleness_histogram_[last - 1] == 0)
     --last;

@@ -2,7 +2,10 @@
 // The explicit list of built-in algorithms (no static self-registration).
 #include "sim/optimizers/algorithm_setup.hpp"
 #include "sim/optimizers/asgd.hpp"
+#include "sim/optimizers/dc_asgd.hpp"
 #include "sim/optimizers/dsgd.hpp"
+#include "sim/optimizers/gsgm.hpp"
+#include "sim/optimizers/ssgd.hpp"
 
 namespace dtsim {
 
@@ -12,6 +15,13 @@ AlgorithmRegistry builtin_algorithms() {
         [](const Params& p, const AlgorithmSetup& s) { return std::make_unique<Dsgd>(p, s); });
   r.add("asgd", "asynchronous parameter server, stale gradients applied on arrival",
         [](const Params& p, const AlgorithmSetup& s) { return std::make_unique<Asgd>(p, s); });
+  r.add("ssgd", "synchronous parameter server: one step per round on all n gradients",
+        [](const Params& p, const AlgorithmSetup& s) { return std::make_unique<Ssgd>(p, s); });
+  r.add("dc-asgd", "ASGD with delay compensation (constant or adaptive lambda)",
+        [](const Params& p, const AlgorithmSetup& s) { return std::make_unique<DcAsgd>(p, s); });
+  r.add("gsgm",
+        "white-list scheduling + partly averaged gradients + global momentum (reconstruction)",
+        [](const Params& p, const AlgorithmSetup& s) { return std::make_unique<Gsgm>(p, s); });
   return r;
 }
 

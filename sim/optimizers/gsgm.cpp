@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+// GSGM server: white-list scheduling, partial averaging, global momentum.
+#include "sim/optimizers/gsgm.hpp"
+
+#include "sim/optimizers/server_step.hpp"
+
+#include <algorithm>
+
+namespace dtsim {
+
+Gsgm::Gsgm(const Params& p, const AlgorithmSetup& setup)
+    : ParameterServer(p, setup), schedule_(p.flag("schedule", true)),
+      slack_(p.integer("slack", 1, Range::at_least(1))), average_(p.flag("average", true)),
+      average_by_window_(p.choice("average_by", "window", {"window", "last"}) == "window"),
+      window_(average_by_window_ ? p.integer("window", setup.nodes, Range::non_negative()) : 0),
+      last_(average_by_window_
+                ? 0
+                : static_cast<std::size_t>(p.integer("last", 4, Range::between(1, setup.nodes)))),
+      global_momentum_(p.flag("global_momentum", true)),
+      momentum_(global_momentum_
+                    ? static_cast<float>(p.number("momentum", 0.9, Range::unit_open_hi()))
+                    : 0.0f),
+      age_(static_cast<std::size_t>(setup.nodes), -1),
+      count_(static_cast<std::size_t>(setup.nodes), 0) {
+  const auto d = static_cast<Eigen::Index>(setup.num_params);
+  if (p.choice("base", "sgd", {"sgd", "dc-asgd"}) == "dc-asgd")
+    dc_ = std::make_unique<DelayCompensation>(p.child("dc"), setup.nodes, setup.num_params);
+  table_.resize(d, setup.nodes);
+  avg_.resize(d);
+  if (momentum_ > 0)
+    m_ = Vec::Zero(d);
+  members_.reserve(static_cast<std::size_t>(setup.nodes));
+  recent_.reserve(static_cast<std::size_t>(setup.nodes));
+}
+
+std::string Gsgm::describe() const {
+  std::string s = "gsgm (";
+  s += schedule_ ? "schedule slack " + std::to_string(slack_) : "no schedule";
+  s += average_ ? (average_by_window_ ? ", average window " + std::to_string(window_)
+                                      : ", average last " + std::to_string(last_))
+                : ", no averaging";
+  s += global_momentum_ ? ", global momentum " + format_number(static_cast<double>(momentum_))
+                        : ", no momentum";
+  if (dc_)
+    s += ", base dc-asgd " + dc_->describe();
+  return s + describe_server() + ")";
+}
+
+std::size_t Gsgm::state_bytes() const {
+  return ParameterServer::state_bytes() + (dc_ ? dc_->state_bytes() : 0) +
+         static_cast<std::size_t>(table_.size() + m_.size() + avg_.size()) * sizeof(float);
+}
+
+void Gsgm::on_start(Context&) {
+  if (dc_)
+    dc_->remember_all(w_);
+}
+
+std::int64_t Gsgm::min_count() const {
+  return *std::min_element(count_.begin(), count_.end());
+}
+
+bool Gsgm::eligible(int worker) const {
+  return !schedule_ || count_[static_cast<std::size_t>(worker)] - min_count() < slack_;
+}
+
+void Gsgm::apply(Context& ctx, int worker, std::span<const float> g, std::int64_t tau) {
+  const auto k = static_cast<std::size_t>(worker);
+  auto gk = table_.col(worker);
+  gk = as_vec(g);
+  if (dc_)
+    dc_->compensate(worker, {gk.data(), static_cast<std::size_t>(gk.size())}, w_);
+  ++count_[k];
+  age_[k] = version_;
+  recent_.erase(std::remove(recent_.begin(), recent_.end(), worker), recent_.end());
+  recent_.insert(recent_.begin(), worker);
+
+  if (!average_) {
+    server_step(w_, m_, gk, lr_, momentum_, weight_decay_);
+  } else {
+    members_.clear();
+    const auto recent_end =
+        recent_.begin() + static_cast<std::ptrdiff_t>(std::min(last_, recent_.size()));
+    for (int j = 0; j < nodes_; ++j) {
+      const std::int64_t age = age_[static_cast<std::size_t>(j)];
+      const bool fresh = average_by_window_
+                             ? age >= 0 && version_ - age <= window_
+                             : std::find(recent_.begin(), recent_end, j) != recent_end;
+      if (j == worker || fresh)
+        members_.push_back(j);
+    }
+    // Summed in worker order: deterministic whatever the arrival pattern.
+    avg_ = table_.col(members_.front());
+    for (std::size_t m = 1; m < members_.size(); ++m)
+      avg_ += table_.col(members_[m]);
+    avg_ /= static_cast<float>(members_.size());
+    server_step(w_, m_, avg_, lr_, momentum_, weight_decay_);
+  }
+  ++version_;
+  if (dc_)
+    dc_->remember(worker, w_);
+  ctx.record_update(worker, version_ - 1 - tau);
+  reply(ctx, worker);
+}
+
+void Gsgm::add_metrics(std::vector<std::pair<std::string, double>>& columns) const {
+  columns.emplace_back(
+      "update_count_spread",
+      static_cast<double>(*std::max_element(count_.begin(), count_.end()) - min_count()));
+}
+
+} // namespace dtsim
