@@ -13,5 +13,6 @@ int run_command(const std::vector<std::string>& args);
 int validate_command(const std::vector<std::string>& args);
 int list_command(const std::vector<std::string>& args);
 int topology_command(const std::vector<std::string>& args);
+int analyze_command(const std::vector<std::string>& args);
 
 } // namespace dtsim::cli

@@ -17,6 +17,8 @@ usage:
   dtsim validate SCENARIO.yaml...
   dtsim list
   dtsim topology KIND --nodes N [--set key=value]...
+  dtsim analyze TRACE.h5... | DIR [--by key,...] [--csv OUT] [--markdown] [--target ACC]
+                [--columns c1,c2,...]
   dtsim --version
 
 exit codes: 0 ok, 1 runtime failure, 2 configuration error, 3 run diverged, 130 interrupted
@@ -45,6 +47,8 @@ int main(int argc, char** argv) {
       return dtsim::cli::list_command(args);
     if (command == "topology")
       return dtsim::cli::topology_command(args);
+    if (command == "analyze")
+      return dtsim::cli::analyze_command(args);
     std::cerr << "dtsim: unknown command '" << command << "'\n" << kUsage;
     return 2;
   } catch (const dtsim::ConfigError& e) {

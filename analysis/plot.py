@@ -1,0 +1,120 @@
+#!/usr/bin/python3
+"""Plots dtsim traces: one panel per value of --panel, one colour per value of --colour,
+the mean over runs (seeds) as a line and mean ± std as a band. Reads traces only.
+
+    /usr/bin/python3 analysis/plot.py runs/gsgm-study --panel nodes --colour algorithm.name \
+        --where data.partition.kind=shards --y test_accuracy -o docs/img/gsgm-shards
+
+Keys are dotted paths into each trace's resolved scenario (attribute `scenario`), or the
+trace attributes `name` and `status`. Writes OUT.png and OUT.svg. Needs Debian's
+python3-h5py, python3-matplotlib, python3-numpy, python3-yaml.
+"""
+import argparse
+import os
+import sys
+
+import h5py
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import yaml  # noqa: E402
+
+
+def trace_files(paths):
+    for p in paths:
+        if os.path.isdir(p):
+            for root, _, files in sorted(os.walk(p)):
+                for f in sorted(files):
+                    if f.endswith(".h5"):
+                        yield os.path.join(root, f)
+        else:
+            yield p
+
+
+def lookup(scenario, attrs, key):
+    if key in ("name", "status"):
+        return str(attrs.get(key, "?"))
+    node = scenario
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return "-"
+        node = node[part]
+    return yaml.safe_dump(node, default_flow_style=True).strip().removesuffix("...").strip() \
+        if isinstance(node, (dict, list)) else str(node)
+
+
+def load(path, x_key, y_key):
+    with h5py.File(path, "r") as f:
+        attrs = dict(f.attrs)
+        scenario = yaml.safe_load(attrs.get("scenario", "{}")) or {}
+        x = f["metrics"][x_key][:] if x_key in f["metrics"] else None
+        y = f["metrics"][y_key][:] if y_key in f["metrics"] else None
+    return scenario, attrs, x, y
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("inputs", nargs="+")
+    ap.add_argument("--panel", default="nodes")
+    ap.add_argument("--colour", default="algorithm.name")
+    ap.add_argument("--where", action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--x", default="sim_time_s")
+    ap.add_argument("--y", default="test_accuracy")
+    ap.add_argument("--ylim", type=float, nargs=2)
+    ap.add_argument("--title", default="")
+    ap.add_argument("-o", "--output", required=True, help="output path without extension")
+    args = ap.parse_args(argv)
+    filters = [w.split("=", 1) for w in args.where]
+
+    groups = {}  # (panel, colour) -> list of (x, y)
+    for path in trace_files(args.inputs):
+        scenario, attrs, x, y = load(path, args.x, args.y)
+        if x is None or y is None or any(lookup(scenario, attrs, k) != v for k, v in filters):
+            continue
+        key = (lookup(scenario, attrs, args.panel), lookup(scenario, attrs, args.colour))
+        groups.setdefault(key, []).append((x, y))
+    if not groups:
+        sys.exit("plot.py: no trace matched")
+
+    def sort_key(v):
+        try:
+            return (0, float(v))
+        except ValueError:
+            return (1, v)
+
+    panels = sorted({p for p, _ in groups}, key=sort_key)
+    colours = sorted({c for _, c in groups}, key=sort_key)
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.4), squeeze=False,
+                             sharey=True)
+    cmap = plt.get_cmap("tab10")
+    for ax, panel in zip(axes[0], panels):
+        for ci, colour in enumerate(colours):
+            runs = groups.get((panel, colour))
+            if not runs:
+                continue
+            end = min(r[0][-1] for r in runs)
+            grid = np.linspace(0, end, 200)
+            ys = np.array([np.interp(grid, rx, ry) for rx, ry in runs])
+            mean, std = ys.mean(axis=0), ys.std(axis=0)
+            ax.plot(grid, mean, color=cmap(ci % 10), label=f"{colour} ({len(runs)})", lw=1.4)
+            ax.fill_between(grid, mean - std, mean + std, color=cmap(ci % 10), alpha=0.2, lw=0)
+        ax.set_title(f"{args.panel} = {panel}")
+        ax.set_xlabel(args.x)
+        ax.grid(alpha=0.3)
+        if args.ylim:
+            ax.set_ylim(*args.ylim)
+    axes[0][0].set_ylabel(args.y)
+    axes[0][-1].legend(fontsize=8, loc="lower right")
+    if args.title:
+        fig.suptitle(args.title)
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(args.output) or ".", exist_ok=True)
+    for ext in ("png", "svg"):
+        fig.savefig(f"{args.output}.{ext}", dpi=120)
+    print(f"wrote {args.output}.png and {args.output}.svg ({sum(len(v) for v in groups.values())} runs)")
+
+
+if __name__ == "__main__":
+    main()

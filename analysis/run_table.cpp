@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+// Per-run figures from a trace and their grouping over seeds.
+#include "analysis/run_table.hpp"
+
+#include "analysis/stability.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace dtsim::analysis {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+const std::vector<double>& metric(const TraceContents& t, const std::string& name) {
+  static const std::vector<double> empty;
+  const auto it = t.metrics.find(name);
+  return it == t.metrics.end() ? empty : it->second;
+}
+
+double last_finite(const std::vector<double>& v) {
+  for (auto it = v.rbegin(); it != v.rend(); ++it)
+    if (std::isfinite(*it))
+      return *it;
+  return kNaN;
+}
+
+double attr(const TraceContents& t, const std::string& name) {
+  const auto it = t.number_attributes.find(name);
+  return it == t.number_attributes.end() ? kNaN : it->second;
+}
+
+} // namespace
+
+const std::vector<std::string>& run_columns() {
+  static const std::vector<std::string> columns = {
+      "final_acc",        "best_acc",         "node_acc_mean",
+      "node_acc_min",     "time_to_target_s", "updates_to_target",
+      "acc_std_2nd_half", "acc_window_std",   "acc_mean_abs_change",
+      "acc_oscillation",  "acc_worst_drop",   "train_loss_std",
+      "diverged",         "consensus",        "bytes_sent",
+      "staleness_mean",   "wall_s",           "sim_per_wall"};
+  return columns;
+}
+
+RunRow summarize_run(const std::string& path, const TraceContents& t, double target) {
+  RunRow row;
+  row.path = path;
+  const auto status = t.text_attributes.find("status");
+  row.status = status == t.text_attributes.end() ? "?" : status->second;
+  const auto& acc = metric(t, "test_accuracy");
+  const auto& time = metric(t, "sim_time_s");
+  const auto& updates = metric(t, "updates");
+  Stability s;
+  if (!acc.empty())
+    s = stability(acc);
+  else
+    s.final_value = s.best_value = kNaN;
+  double t_target = kNaN, u_target = kNaN;
+  for (std::size_t k = 0; k < acc.size(); ++k)
+    if (acc[k] >= target) {
+      t_target = k < time.size() ? time[k] : kNaN;
+      u_target = k < updates.size() ? updates[k] : kNaN;
+      break;
+    }
+  const auto& loss = metric(t, "train_loss");
+  std::vector<double> finite_loss;
+  for (double x : loss)
+    if (std::isfinite(x))
+      finite_loss.push_back(x);
+  const double wall = attr(t, "wall_seconds");
+  // Staleness: the mean over the whole run, from the histogram.
+  double stale_n = 0, stale_sum = 0;
+  for (std::size_t i = 0; i < t.staleness_histogram.size(); ++i) {
+    stale_n += static_cast<double>(t.staleness_histogram[i]);
+    stale_sum += static_cast<double>(i) * static_cast<double>(t.staleness_histogram[i]);
+  }
+  row.values = {s.final_value,
+                s.best_value,
+                last_finite(metric(t, "node_accuracy_mean")),
+                last_finite(metric(t, "node_accuracy_min")),
+                t_target,
+                u_target,
+                s.std_second_half,
+                s.window_std,
+                s.mean_abs_change,
+                s.oscillation,
+                s.worst_drop,
+                finite_loss.empty() ? kNaN : std_second_half(finite_loss),
+                row.status == "diverged" ? 1.0 : 0.0,
+                last_finite(metric(t, "consensus_distance")),
+                last_finite(metric(t, "bytes_sent")),
+                stale_n > 0 ? stale_sum / stale_n : kNaN,
+                wall,
+                wall > 0 ? attr(t, "sim_time_s") / wall : kNaN};
+  return row;
+}
+
+std::vector<GroupRow> group_rows(const std::vector<RunRow>& rows) {
+  std::vector<GroupRow> groups;
+  std::vector<std::vector<const RunRow*>> members;
+  for (const RunRow& r : rows) {
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const GroupRow& g) { return g.group == r.group; });
+    if (it == groups.end()) {
+      groups.push_back(GroupRow{r.group, 0, {}, {}});
+      members.emplace_back();
+      it = groups.end() - 1;
+    }
+    members[static_cast<std::size_t>(it - groups.begin())].push_back(&r);
+  }
+  const std::size_t cols = run_columns().size();
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    groups[g].runs = members[g].size();
+    for (std::size_t c = 0; c < cols; ++c) {
+      double n = 0, s = 0, s2 = 0;
+      for (const RunRow* r : members[g]) {
+        const double x = r->values[c];
+        if (!std::isfinite(x))
+          continue;
+        ++n;
+        s += x;
+        s2 += x * x;
+      }
+      const double m = n > 0 ? s / n : kNaN;
+      groups[g].mean.push_back(m);
+      groups[g].std.push_back(n > 0 ? std::sqrt(std::max(0.0, s2 / n - m * m)) : kNaN);
+    }
+  }
+  return groups;
+}
+
+} // namespace dtsim::analysis

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+// One row of figures per trace, and groups of rows summarised as mean and std.
+#pragma once
+
+#include "sim/trace/trace_reader.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dtsim::analysis {
+
+// Named figures of one run, in a fixed column order (see run_columns()).
+struct RunRow {
+  std::string path;
+  std::string status;
+  std::vector<std::string> group; // values of the --by keys
+  std::vector<double> values;     // aligned with run_columns()
+};
+
+// Column names of RunRow::values: final/best accuracy of the evaluation model, node
+// accuracy, time and updates to `target` accuracy, the stability measures of the accuracy
+// curve (algorithms.md section 11), train-loss std, divergence, consensus, bytes,
+// staleness, wall time and simulated/wall ratio.
+const std::vector<std::string>& run_columns();
+
+RunRow summarize_run(const std::string& path, const TraceContents& trace, double target);
+
+struct GroupRow {
+  std::vector<std::string> group;
+  std::size_t runs = 0;
+  std::vector<double> mean; // aligned with run_columns(); NaN values are skipped
+  std::vector<double> std;  // population std over the group's runs
+};
+
+// Rows with equal `group` values, in order of first appearance.
+std::vector<GroupRow> group_rows(const std::vector<RunRow>& rows);
+
+} // namespace dtsim::analysis

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: MIT
+// `dtsim analyze`: one row per run or per group of runs (mean ± std over seeds).
+#include "analysis/run_table.hpp"
+#include "apps/commands.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/core/params.hpp"
+#include "sim/scenario/yaml_tree.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace dtsim::cli {
+namespace {
+
+using analysis::GroupRow;
+using analysis::RunRow;
+
+struct AnalyzeArgs {
+  std::vector<std::string> inputs;
+  std::vector<std::string> by;
+  std::vector<std::string> columns = {"final_acc",           "best_acc",       "acc_std_2nd_half",
+                                      "acc_mean_abs_change", "acc_worst_drop", "diverged",
+                                      "staleness_mean"};
+  std::string csv;
+  bool markdown = false;
+  double target = 0.8;
+};
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty())
+      out.push_back(item);
+  return out;
+}
+
+AnalyzeArgs parse(const std::vector<std::string>& args) {
+  AnalyzeArgs a;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size())
+        throw ConfigError(args[i] + ": expected a value after it");
+      return args[++i];
+    };
+    const std::string& arg = args[i];
+    if (arg == "--by") {
+      a.by = split_commas(value());
+    } else if (arg == "--csv") {
+      a.csv = value();
+    } else if (arg == "--markdown") {
+      a.markdown = true;
+    } else if (arg == "--columns") {
+      a.columns = split_commas(value());
+    } else if (arg == "--target") {
+      a.target = std::strtod(value().c_str(), nullptr);
+    } else if (!arg.empty() && arg[0] == '-') {
+      throw ConfigError("analyze: unknown option '" + arg + "'");
+    } else {
+      a.inputs.push_back(arg);
+    }
+  }
+  if (a.inputs.empty())
+    throw ConfigError("analyze: expected trace files or folders, e.g. dtsim analyze runs/");
+  const auto& known = analysis::run_columns();
+  for (const std::string& c : a.columns)
+    if (std::find(known.begin(), known.end(), c) == known.end()) {
+      const std::string guess = closest_name(c, known);
+      throw ConfigError("--columns: unknown column '" + c + "'" +
+                        (guess.empty() ? "" : " (did you mean '" + guess + "'?)"));
+    }
+  return a;
+}
+
+std::vector<std::string> trace_files(const std::vector<std::string>& inputs) {
+  std::vector<std::string> files;
+  for (const std::string& in : inputs) {
+    if (std::filesystem::is_directory(in)) {
+      std::vector<std::string> found;
+      for (const auto& e : std::filesystem::recursive_directory_iterator(in)) {
+        const std::string p = e.path().string();
+        if (e.is_regular_file() && (p.ends_with(".h5") || p.ends_with(".h5.partial")))
+          found.push_back(p);
+      }
+      std::sort(found.begin(), found.end());
+      files.insert(files.end(), found.begin(), found.end());
+    } else {
+      files.push_back(in);
+    }
+  }
+  return files;
+}
+
+// The value of a dotted scenario key in a trace (or its status / name attribute).
+std::string group_value(const TraceContents& t, const std::string& key, const ParamNode& scenario) {
+  if (key == "status" || key == "name") {
+    const auto it = t.text_attributes.find(key);
+    return it == t.text_attributes.end() ? "?" : it->second;
+  }
+  const ParamNode* n = &scenario;
+  std::stringstream path(key);
+  for (std::string part; std::getline(path, part, '.');) {
+    n = n->kind == ParamNode::Kind::Map ? n->find(part) : nullptr;
+    if (!n)
+      return "-";
+  }
+  if (n->kind == ParamNode::Kind::Scalar)
+    return n->scalar;
+  std::string yaml = to_yaml(*n);
+  while (!yaml.empty() && yaml.back() == '\n')
+    yaml.pop_back();
+  return yaml;
+}
+
+std::string cell(double mean, double std, bool with_std) {
+  if (!std::isfinite(mean))
+    return "-";
+  char buf[64];
+  const bool big = std::fabs(mean) >= 1000;
+  if (with_std)
+    std::snprintf(buf, sizeof buf, big ? "%.0f ± %.0f" : "%.4f ± %.4f", mean, std);
+  else
+    std::snprintf(buf, sizeof buf, big ? "%.0f" : "%.4f", mean);
+  return buf;
+}
+
+void print_table(const std::vector<std::string>& header,
+                 const std::vector<std::vector<std::string>>& rows, bool markdown) {
+  std::vector<std::size_t> width(header.size());
+  for (std::size_t c = 0; c < header.size(); ++c) {
+    width[c] = header[c].size();
+    for (const auto& r : rows)
+      width[c] = std::max(width[c], r[c].size());
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string s = markdown ? "| " : "";
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      s += cells[c] + std::string(width[c] - cells[c].size(), ' ');
+      s += markdown ? " | " : "  ";
+    }
+    while (!s.empty() && s.back() == ' ')
+      s.pop_back();
+    std::printf("%s\n", s.c_str());
+  };
+  line(header);
+  if (markdown) {
+    std::vector<std::string> sep;
+    for (std::size_t w : width)
+      sep.push_back(std::string(std::max<std::size_t>(3, w), '-'));
+    line(sep);
+  }
+  for (const auto& r : rows)
+    line(r);
+}
+
+} // namespace
+
+int analyze_command(const std::vector<std::string>& args) {
+  const AnalyzeArgs a = parse(args);
+  std::vector<RunRow> rows;
+  for (const std::string& file : trace_files(a.inputs)) {
+    const TraceContents t = read_trace(file);
+    RunRow r = analysis::summarize_run(file, t, a.target);
+    const auto scenario_it = t.text_attributes.find("scenario");
+    const auto scenario =
+        parse_yaml_text(scenario_it == t.text_attributes.end() ? "{}" : scenario_it->second, file);
+    for (const std::string& key : a.by)
+      r.group.push_back(group_value(t, key, *scenario));
+    rows.push_back(std::move(r));
+  }
+  if (rows.empty())
+    throw ConfigError("analyze: no traces (*.h5) found in the given paths");
+
+  const auto& all = analysis::run_columns();
+  std::vector<std::size_t> shown;
+  for (const std::string& c : a.columns)
+    shown.push_back(static_cast<std::size_t>(std::find(all.begin(), all.end(), c) - all.begin()));
+
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> table;
+  if (!a.by.empty()) {
+    header = a.by;
+    header.push_back("runs");
+    for (std::size_t c : shown)
+      header.push_back(all[c]);
+    for (const GroupRow& g : analysis::group_rows(rows)) {
+      std::vector<std::string> cells = g.group;
+      cells.push_back(std::to_string(g.runs));
+      for (std::size_t c : shown)
+        cells.push_back(cell(g.mean[c], g.std[c], g.runs > 1));
+      table.push_back(std::move(cells));
+    }
+  } else {
+    header = {"trace", "status"};
+    for (std::size_t c : shown)
+      header.push_back(all[c]);
+    for (const RunRow& r : rows) {
+      std::vector<std::string> cells = {r.path, r.status};
+      for (std::size_t c : shown)
+        cells.push_back(cell(r.values[c], 0, false));
+      table.push_back(std::move(cells));
+    }
+  }
+  print_table(header, table, a.markdown);
+
+  if (!a.csv.empty()) {
+    std::ofstream out(a.csv);
+    if (!out)
+      throw ConfigError("--csv: cannot write " + a.csv);
+    out << "trace,status";
+    for (const std::string& k : a.by)
+      out << ',' << k;
+    for (const std::string& c : all)
+      out << ',' << c;
+    out << '\n';
+    for (const RunRow& r : rows) {
+      out << r.path << ',' << r.status;
+      for (const std::string& g : r.group)
+        out << ",\"" << g << '"';
+      for (double v : r.values)
+        out << ',' << format_number(v);
+      out << '\n';
+    }
+  }
+  return 0;
+}
+
+} // namespace dtsim::cli

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+// Stability measures against hand-computed values.
+#include "analysis/stability.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <doctest/doctest.h>
+#include <vector>
+
+using namespace dtsim::analysis;
+
+TEST_SUITE("analysis") {
+  TEST_CASE("stability: hand-computed curve") {
+    // Second half (k >= 3): 0.6, 0.8, 0.6 -> mean 2/3, std sqrt(((1/15)^2*2 + (2/15)^2)/3).
+    const std::vector<double> a = {0.2, 0.5, 0.7, 0.6, 0.8, 0.6};
+    const Stability s = stability(a, 2);
+    CHECK(s.best_value == doctest::Approx(0.8));
+    CHECK(s.final_value == doctest::Approx(0.6)); // last 10% = last point
+    CHECK(s.std_second_half == doctest::Approx(std::sqrt((2.0 / 225 + 4.0 / 225) / 3)));
+    CHECK(s.mean_abs_change == doctest::Approx((0.2 + 0.2) / 2));
+    CHECK(s.worst_drop == doctest::Approx(0.2)); // 0.8 -> 0.6 (and 0.7 -> 0.6)
+    // Windows of 2: std of a pair = |x - y| / 2.
+    CHECK(s.window_std == doctest::Approx((0.3 + 0.2 + 0.1 + 0.2 + 0.2) / 2 / 5));
+    // Trailing MA of 2 at k = 3, 4, 5: 0.65, 0.7, 0.7 -> deviations 0.05, 0.1, 0.1.
+    CHECK(s.oscillation == doctest::Approx((0.05 + 0.1 + 0.1) / 3));
+  }
+
+  TEST_CASE("stability: a flat curve is perfectly stable; gains are relative reductions") {
+    const std::vector<double> flat(20, 0.7);
+    const Stability s = stability(flat);
+    CHECK(s.std_second_half == doctest::Approx(0.0));
+    CHECK(s.mean_abs_change == 0);
+    CHECK(s.worst_drop == 0);
+    CHECK(stability_gain(0.05, 0.04) == doctest::Approx(20.0));
+    CHECK(std::isnan(stability_gain(0.0, 0.01)));
+  }
+}
+
+#include "analysis/run_table.hpp"
+
+TEST_SUITE("analysis") {
+  TEST_CASE("run_table: figures from a synthetic trace and grouping over seeds") {
+    dtsim::TraceContents t;
+    t.text_attributes["status"] = "completed";
+    t.number_attributes["wall_seconds"] = 2.0;
+    t.number_attributes["sim_time_s"] = 10.0;
+    t.metrics["test_accuracy"] = {0.1, 0.5, 0.8, 0.7};
+    t.metrics["sim_time_s"] = {0, 2, 4, 6};
+    t.metrics["updates"] = {0, 10, 20, 30};
+    t.staleness_histogram = {1, 1, 2}; // mean (0 + 1 + 4) / 4
+    RunRow r = summarize_run("a.h5", t, 0.75);
+    const auto& cols = run_columns();
+    auto value = [&](const RunRow& row, const std::string& name) {
+      return row.values[static_cast<std::size_t>(std::find(cols.begin(), cols.end(), name) -
+                                                 cols.begin())];
+    };
+    CHECK(value(r, "best_acc") == doctest::Approx(0.8));
+    CHECK(value(r, "time_to_target_s") == doctest::Approx(4.0));
+    CHECK(value(r, "updates_to_target") == doctest::Approx(20.0));
+    CHECK(value(r, "acc_worst_drop") == doctest::Approx(0.1));
+    CHECK(value(r, "staleness_mean") == doctest::Approx(1.25));
+    CHECK(value(r, "sim_per_wall") == doctest::Approx(5.0));
+    CHECK(value(r, "diverged") == 0.0);
+
+    RunRow r2 = r;
+    r2.values[0] = r.values[0] + 0.2;
+    r.group = r2.group = {"gsgm"};
+    RunRow other = r;
+    other.group = {"asgd"};
+    const auto groups = group_rows({r, r2, other});
+    REQUIRE(groups.size() == 2);
+    CHECK(groups[0].runs == 2);
+    CHECK(groups[0].mean[0] == doctest::Approx(r.values[0] + 0.1));
+    CHECK(groups[0].std[0] == doctest::Approx(0.1));
+    CHECK(groups[1].group == std::vector<std::string>{"asgd"});
+  }
+}
