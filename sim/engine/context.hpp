@@ -51,8 +51,11 @@ public:
   // The algorithm's own random stream for a node (server: node = server()).
   virtual Rng& rng(int node) = 0;
   // Records one applied model update by `node` with its staleness (>= 0), or -1 if the
-  // notion does not apply. Feeds the `updates` count and the staleness histogram.
-  virtual void record_update(int node, std::int64_t staleness) = 0;
+  // notion does not apply. Feeds the `updates` count, the staleness histogram and (with
+  // output.events: full) an update record with how long the update waited at a server and
+  // whether a scheduler held it.
+  virtual void record_update(int node, std::int64_t staleness, SimTime waited = SimTime(),
+                             bool held = false) = 0;
   // Records time a node spent blocked (waiting for messages), for /nodes/idle_s.
   virtual void record_idle(int node, SimTime waited) = 0;
 };

@@ -26,6 +26,8 @@ const char* to_string(EventKind k) {
     return "evaluation";
   case EventKind::Stop:
     return "stop";
+  case EventKind::Update:
+    return "update";
   }
   return "?";
 }

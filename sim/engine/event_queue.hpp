@@ -9,7 +9,15 @@
 
 namespace dtsim {
 
-enum class EventKind : std::int32_t { GradientReady, MessageArrival, Timer, Evaluation, Stop };
+// Queue events; `Update` only labels the per-update records of the trace's event log.
+enum class EventKind : std::int32_t {
+  GradientReady,
+  MessageArrival,
+  Timer,
+  Evaluation,
+  Stop,
+  Update
+};
 const char* to_string(EventKind k);
 
 struct Event {

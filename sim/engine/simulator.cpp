@@ -115,8 +115,18 @@ void Simulator::set_timer(int node, SimTime delay, std::int32_t tag) {
   push_work(now_ + delay, EventKind::Timer, node, -1, tag);
 }
 
-void Simulator::record_update(int node, std::int64_t staleness) {
+void Simulator::record_update(int node, std::int64_t staleness, SimTime waited, bool held) {
   ++updates_;
+  if (config_.record_events) {
+    EventRecord rec;
+    rec.time_ns = now_.ns();
+    rec.kind = static_cast<std::int32_t>(EventKind::Update);
+    rec.node = node;
+    rec.staleness = staleness;
+    rec.wait_ns = waited.ns();
+    rec.held = held ? 1 : 0;
+    parts_.trace->event(rec);
+  }
   if (node >= 0 && node < nodes_)
     ++stats_[static_cast<std::size_t>(node)].updates;
   if (staleness >= 0) {
@@ -224,6 +234,8 @@ void Simulator::handle(const Event& e) {
   case EventKind::Stop:
     stop(RunStatus::Completed, "stop rule reached");
     break;
+  case EventKind::Update:
+    DTSIM_ASSERT(false, "update records are never queued");
   }
 }
 

@@ -79,7 +79,7 @@ public:
             std::int64_t wire_bytes) override;
   void set_timer(int node, SimTime delay, std::int32_t tag) override;
   Rng& rng(int node) override;
-  void record_update(int node, std::int64_t staleness) override;
+  void record_update(int node, std::int64_t staleness, SimTime waited, bool held) override;
   void record_idle(int node, SimTime waited) override;
 
 private:

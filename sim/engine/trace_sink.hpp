@@ -57,6 +57,8 @@ struct EventRecord {
   std::int32_t peer = -1;
   std::int64_t staleness = -1;
   std::int64_t bytes = 0;
+  std::int64_t wait_ns = 0; // update records: time the update waited (server queue + hold)
+  std::int32_t held = 0;    // update records: 1 if a scheduler held it back
 };
 
 // Written once when the run ends (whatever the status).

@@ -26,7 +26,7 @@ std::size_t Asgd::state_bytes() const {
 void Asgd::apply(Context& ctx, int worker, std::span<const float> g, std::int64_t tau) {
   server_step(w_, m_, as_vec(g), lr_, momentum_, weight_decay_);
   ++version_;
-  ctx.record_update(worker, version_ - 1 - tau);
+  record_update(ctx, worker, version_ - 1 - tau);
   reply(ctx, worker);
 }
 

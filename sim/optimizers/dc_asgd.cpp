@@ -33,7 +33,7 @@ void DcAsgd::apply(Context& ctx, int worker, std::span<const float> g, std::int6
   server_step(w_, m_, u_, lr_, momentum_, weight_decay_);
   ++version_;
   dc_.remember(worker, w_);
-  ctx.record_update(worker, version_ - 1 - tau);
+  record_update(ctx, worker, version_ - 1 - tau);
   reply(ctx, worker);
 }
 

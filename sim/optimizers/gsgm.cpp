@@ -99,7 +99,7 @@ void Gsgm::apply(Context& ctx, int worker, std::span<const float> g, std::int64_
   ++version_;
   if (dc_)
     dc_->remember(worker, w_);
-  ctx.record_update(worker, version_ - 1 - tau);
+  record_update(ctx, worker, version_ - 1 - tau);
   reply(ctx, worker);
 }
 

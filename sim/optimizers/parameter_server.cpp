@@ -11,7 +11,8 @@ ParameterServer::ParameterServer(const Params& p, const AlgorithmSetup& setup)
       weight_decay_(static_cast<float>(p.number("weight_decay", 0.0, Range::non_negative()))),
       w_(static_cast<Eigen::Index>(setup.num_params)),
       service_s_(p.child("server").number("update_s", 0.0, Range::non_negative())),
-      workers_(static_cast<std::size_t>(setup.nodes)) {}
+      service_(SimTime::from_seconds(service_s_)), workers_(static_cast<std::size_t>(setup.nodes)) {
+}
 
 std::string ParameterServer::describe_server() const {
   return service_s_ > 0 ? ", server update " + format_number(service_s_) + " s" : "";
@@ -98,8 +99,14 @@ void ParameterServer::on_timer(Context& ctx, int node, std::int32_t) {
 }
 
 void ParameterServer::finish_service(Context& ctx, Pending& p) {
+  serving_wait_ = ctx.now() - p.arrival - service_;
+  serving_held_ = p.held;
   apply(ctx, p.worker, p.g.view(), p.tau);
   p.g = SharedBuffer();
+}
+
+void ParameterServer::record_update(Context& ctx, int worker, std::int64_t staleness) {
+  ctx.record_update(worker, staleness, serving_wait_, serving_held_);
 }
 
 void ParameterServer::reply(Context& ctx, int worker) {

@@ -47,6 +47,8 @@ protected:
   // Called at start, after w_ holds the initial model.
   virtual void on_start(Context&) {}
   void reply(Context& ctx, int worker);
+  // ctx.record_update with the served gradient's queueing time and hold flag.
+  void record_update(Context& ctx, int worker, std::int64_t staleness);
   std::string describe_server() const; // ", server update 5 ms" or ""
 
   int nodes_;
@@ -74,9 +76,12 @@ private:
   void finish_service(Context& ctx, Pending& p);
 
   double service_s_ = 0;
+  SimTime service_;
   std::vector<Worker> workers_;
   std::deque<Pending> queue_;
   Pending in_service_;
+  SimTime serving_wait_; // of the gradient being applied
+  bool serving_held_ = false;
   bool busy_ = false;
 };
 

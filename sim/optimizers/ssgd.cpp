@@ -38,7 +38,7 @@ void Ssgd::apply(Context& ctx, int worker, std::span<const float> g, std::int64_
   sum_.setZero();
   ++version_;
   for (int k : waiting_) {
-    ctx.record_update(k, 0);
+    record_update(ctx, k, 0);
     reply(ctx, k);
   }
   waiting_.clear();

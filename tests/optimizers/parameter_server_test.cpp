@@ -2,6 +2,7 @@
 // Parameter-server family: GSGM ablates to ASGD exactly, the white list bounds the count
 // spread, SSGD rounds, DC-ASGD's compensation by hand, server service time.
 #include "sim/core/params.hpp"
+#include "sim/engine/event_queue.hpp"
 #include "sim/optimizers/delay_compensation.hpp"
 #include "sim/scenario/run_plan.hpp"
 #include "sim/trace/memory_trace_sink.hpp"
@@ -103,6 +104,32 @@ TEST_SUITE("optimizers") {
     const auto free = run(ps_scenario("{name: gsgm, lr: 0.05, schedule: false}"));
     const auto updates = column(free, "updates");
     CHECK(updates[0] > 1.5 * updates[5]);
+  }
+
+  TEST_CASE("Gsgm: the event log records every update with its worker, hold flag and wait") {
+    RunPlan plan = plan_run_text(ps_scenario("{name: gsgm, lr: 0.05, slack: 1}"), "ps.yaml",
+                                 {"output.events=full"});
+    MemoryTraceSink sink;
+    const RunResult r = execute_plan(plan, sink, 2);
+    std::int64_t updates = 0, held = 0;
+    bool held_waited = true;
+    for (const EventRecord& e : sink.events())
+      if (e.kind == static_cast<std::int32_t>(EventKind::Update)) {
+        ++updates;
+        CHECK(e.node >= 0);
+        CHECK(e.staleness >= 0);
+        if (e.held) {
+          ++held;
+          held_waited = held_waited && e.wait_ns > 0;
+        }
+      }
+    CHECK(updates == r.updates);
+    CHECK(held > 0);
+    CHECK(held_waited);
+    double held_total = 0;
+    for (double h : column(sink, "held_updates"))
+      held_total += h;
+    CHECK(static_cast<double>(held) == held_total);
   }
 
   TEST_CASE("Ssgd: every round averages all workers, staleness 0") {
