@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `dtsim analyze`: one row per run or per group of runs (mean ± std over seeds).
 #include "analysis/run_table.hpp"
+#include "analysis/stability.hpp"
 #include "apps/commands.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/params.hpp"
@@ -26,6 +27,7 @@ struct AnalyzeArgs {
                                       "acc_mean_abs_change", "acc_worst_drop", "diverged",
                                       "staleness_mean"};
   std::string csv;
+  std::vector<std::pair<std::string, std::string>> baseline; // --by key = value
   bool markdown = false;
   double target = 0.8;
 };
@@ -56,6 +58,13 @@ AnalyzeArgs parse(const std::vector<std::string>& args) {
       a.markdown = true;
     } else if (arg == "--columns") {
       a.columns = split_commas(value());
+    } else if (arg == "--baseline") {
+      for (const std::string& kv : split_commas(value())) {
+        const auto eq = kv.find('=');
+        if (eq == std::string::npos)
+          throw ConfigError("--baseline: expected key=value[,key=value], got '" + kv + "'");
+        a.baseline.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+      }
     } else if (arg == "--target") {
       a.target = std::strtod(value().c_str(), nullptr);
     } else if (!arg.empty() && arg[0] == '-') {
@@ -73,7 +82,27 @@ AnalyzeArgs parse(const std::vector<std::string>& args) {
       throw ConfigError("--columns: unknown column '" + c + "'" +
                         (guess.empty() ? "" : " (did you mean '" + guess + "'?)"));
     }
+  for (const auto& [key, v] : a.baseline)
+    if (std::find(a.by.begin(), a.by.end(), key) == a.by.end())
+      throw ConfigError("--baseline: key '" + key + "' must also be a --by key");
   return a;
+}
+
+// The baseline group of `g`: same values on the other --by keys, the baseline's values on
+// the baseline keys. nullptr if there is none.
+const GroupRow* baseline_of(const GroupRow& g, const std::vector<GroupRow>& groups,
+                            const AnalyzeArgs& a) {
+  for (const GroupRow& b : groups) {
+    bool match = true;
+    for (std::size_t k = 0; k < a.by.size() && match; ++k) {
+      const auto it = std::find_if(a.baseline.begin(), a.baseline.end(),
+                                   [&](const auto& kv) { return kv.first == a.by[k]; });
+      match = it == a.baseline.end() ? b.group[k] == g.group[k] : b.group[k] == it->second;
+    }
+    if (match)
+      return &b;
+  }
+  return nullptr;
 }
 
 std::vector<std::string> trace_files(const std::vector<std::string>& inputs) {
@@ -163,7 +192,16 @@ int analyze_command(const std::vector<std::string>& args) {
   const AnalyzeArgs a = parse(args);
   std::vector<RunRow> rows;
   for (const std::string& file : trace_files(a.inputs)) {
-    const TraceContents t = read_trace(file);
+    TraceContents t;
+    try {
+      t = read_trace(file);
+    } catch (const ConfigError& e) {
+      // A run still writing its .partial holds a lock: report it and go on.
+      if (!file.ends_with(".partial"))
+        throw;
+      std::fprintf(stderr, "skipped (still running?): %s\n", e.what());
+      continue;
+    }
     RunRow r = analysis::summarize_run(file, t, a.target);
     const auto scenario_it = t.text_attributes.find("scenario");
     const auto scenario =
@@ -187,11 +225,30 @@ int analyze_command(const std::vector<std::string>& args) {
     header.push_back("runs");
     for (std::size_t c : shown)
       header.push_back(all[c]);
-    for (const GroupRow& g : analysis::group_rows(rows)) {
+    // Stability gains (algorithms.md section 11) over the baseline group, in %.
+    std::vector<std::size_t> gains;
+    if (!a.baseline.empty())
+      for (std::size_t c : shown)
+        if (all[c].rfind("acc_", 0) == 0 && all[c] != "acc_mean") {
+          gains.push_back(c);
+          header.push_back("gain_" + all[c].substr(4) + "_%");
+        }
+    const std::vector<GroupRow> groups = analysis::group_rows(rows);
+    for (const GroupRow& g : groups) {
       std::vector<std::string> cells = g.group;
       cells.push_back(std::to_string(g.runs));
       for (std::size_t c : shown)
         cells.push_back(cell(g.mean[c], g.std[c], g.runs > 1));
+      const GroupRow* b = baseline_of(g, groups, a);
+      for (std::size_t c : gains) {
+        char buf[32] = "-";
+        if (b) {
+          const double gain = analysis::stability_gain(b->mean[c], g.mean[c]);
+          if (std::isfinite(gain))
+            std::snprintf(buf, sizeof buf, "%+.0f", gain);
+        }
+        cells.push_back(buf);
+      }
       table.push_back(std::move(cells));
     }
   } else {

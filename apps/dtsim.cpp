@@ -18,7 +18,7 @@ usage:
   dtsim list
   dtsim topology KIND --nodes N [--set key=value]...
   dtsim analyze TRACE.h5... | DIR [--by key,...] [--csv OUT] [--markdown] [--target ACC]
-                [--columns c1,c2,...]
+                [--columns c1,c2,...] [--baseline key=value,...]
   dtsim --version
 
 exit codes: 0 ok, 1 runtime failure, 2 configuration error, 3 run diverged, 130 interrupted

@@ -144,6 +144,11 @@ TEST_SUITE("app") {
     CHECK(grouped.exit_code == 0);
     CHECK(grouped.output.find("| algorithm.name | runs |") == 0);
     CHECK(grouped.output.find("| gsgm           | 2    |") != std::string::npos);
+    const auto gains =
+        run_cli("analyze " + dir + " --by algorithm.name --baseline algorithm.name=asgd");
+    CHECK(gains.exit_code == 0);
+    CHECK(gains.output.find("gain_std_2nd_half_%") != std::string::npos);
+    CHECK(gains.output.find("asgd            2     ") != std::string::npos);
     std::ifstream csv(dir + "/table.csv");
     std::string header;
     std::getline(csv, header);
