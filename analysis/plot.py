@@ -6,7 +6,7 @@ the mean over runs (seeds) as a line and mean ± std as a band. Reads traces onl
         --where data.partition.kind=shards --y test_accuracy -o docs/img/gsgm-shards
 
 Keys are dotted paths into each trace's resolved scenario (attribute `scenario`), or the
-trace attributes `name` and `status`. Writes OUT.png and OUT.svg. Needs Debian's
+trace attributes `name` and `status`; "a,b" labels by both. Writes OUT.png and OUT.svg. Needs Debian's
 python3-h5py, python3-matplotlib, python3-numpy, python3-yaml.
 """
 import argparse
@@ -34,6 +34,8 @@ def trace_files(paths):
 
 
 def lookup(scenario, attrs, key):
+    if "," in key:  # a composite label, e.g. algorithm.name,algorithm.lr
+        return " ".join(lookup(scenario, attrs, k) for k in key.split(","))
     if key in ("name", "status"):
         return str(attrs.get(key, "?"))
     node = scenario
@@ -106,7 +108,12 @@ def main(argv=None):
         if args.ylim:
             ax.set_ylim(*args.ylim)
     axes[0][0].set_ylabel(args.y)
-    axes[0][-1].legend(fontsize=8, loc="lower right")
+    labels = {}
+    for ax in axes[0]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            labels.setdefault(lab.rsplit(" (", 1)[0], h)
+    axes[0][0].legend(labels.values(), labels.keys(), fontsize=8, loc="lower right",
+                      title=f"{args.colour} (mean ± std over runs)", title_fontsize=7)
     if args.title:
         fig.suptitle(args.title)
     fig.tight_layout()
