@@ -3,7 +3,7 @@
 // divergence and stall detection.
 #include "sim/scenario/run_plan.hpp"
 #include "sim/trace/memory_trace_sink.hpp"
-#include "tiny_scenarios.hpp"
+#include "support/tiny_scenarios.hpp"
 
 #include <cmath>
 #include <doctest/doctest.h>

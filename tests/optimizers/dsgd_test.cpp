@@ -2,7 +2,7 @@
 // DSGD: synchronous rounds stay in lock step; stragglers make neighbours wait.
 #include "sim/scenario/run_plan.hpp"
 #include "sim/trace/memory_trace_sink.hpp"
-#include "tiny_scenarios.hpp"
+#include "support/tiny_scenarios.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -6,6 +6,7 @@
 #include "sim/optimizers/delay_compensation.hpp"
 #include "sim/scenario/run_plan.hpp"
 #include "sim/trace/memory_trace_sink.hpp"
+#include "support/params_helper.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -62,13 +63,6 @@ void check_same_trajectory(const MemoryTraceSink& a, const MemoryTraceSink& b) {
       CHECK((x == y || (std::isnan(x) && std::isnan(y))));
     }
   CHECK(a.summary().staleness_histogram == b.summary().staleness_histogram);
-}
-
-Params params(std::initializer_list<std::pair<const char*, const char*>> kv) {
-  auto root = std::make_shared<ParamNode>(ParamNode::make_map(1));
-  for (const auto& [k, v] : kv)
-    root->fields.emplace_back(k, ParamNode::make_scalar(v, 2));
-  return Params(root, "t.yaml");
 }
 
 } // namespace
@@ -161,7 +155,7 @@ TEST_SUITE("optimizers") {
     Vec w(2), w0 = Vec::Zero(2);
     w << 0.5f, 1.0f;
     SUBCASE("constant") {
-      DelayCompensation dc(params({{"lambda", "0.5"}}), 1, 2);
+      DelayCompensation dc(testing::make_params({{"lambda", "0.5"}}), 1, 2);
       dc.remember(0, w0);
       std::vector<float> g = {1.0f, -2.0f};
       dc.compensate(0, g, w);
@@ -170,8 +164,9 @@ TEST_SUITE("optimizers") {
       CHECK(g[1] == doctest::Approx(0.0));
     }
     SUBCASE("adaptive") {
-      DelayCompensation dc(params({{"variant", "adaptive"}, {"lambda", "2"}, {"ms_decay", "0.5"}}),
-                           1, 2);
+      DelayCompensation dc(
+          testing::make_params({{"variant", "adaptive"}, {"lambda", "2"}, {"ms_decay", "0.5"}}), 1,
+          2);
       dc.remember(0, w0);
       std::vector<float> g = {1.0f, -2.0f};
       dc.compensate(0, g, w);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // ComputeTimeModel: means of each distribution, speeds, stragglers.
-#include "params_helper.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/system/compute_time_model.hpp"
+#include "support/params_helper.hpp"
 
 #include <doctest/doctest.h>
 

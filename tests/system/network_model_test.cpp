@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // NetworkModel: latency, bandwidth and FIFO queueing at the sender.
-#include "params_helper.hpp"
 #include "sim/system/network_model.hpp"
+#include "support/params_helper.hpp"
 
 #include <doctest/doctest.h>
 

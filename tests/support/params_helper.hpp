@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Builds a Params view from key/value pairs for system-model tests.
+// Builds a Params view from key/value pairs (line 2, 3, ... of "test.yaml") for unit tests.
 #pragma once
 
 #include "sim/core/params.hpp"
@@ -15,7 +15,7 @@ inline Params make_params(std::initializer_list<std::pair<const char*, const cha
   int line = 2;
   for (const auto& [k, v] : kv)
     root->fields.emplace_back(k, ParamNode::make_scalar(v, line++));
-  return Params(root, "system.yaml");
+  return Params(root, "test.yaml");
 }
 
 } // namespace dtsim::testing
