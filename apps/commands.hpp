@@ -14,5 +14,6 @@ int validate_command(const std::vector<std::string>& args);
 int list_command(const std::vector<std::string>& args);
 int topology_command(const std::vector<std::string>& args);
 int analyze_command(const std::vector<std::string>& args);
+int sweep_command(const std::vector<std::string>& args);
 
 } // namespace dtsim::cli

@@ -14,6 +14,7 @@ constexpr const char* kUsage =
 
 usage:
   dtsim run SCENARIO.yaml [-o OUT.h5] [--set key=value]... [--threads N] [--quiet]
+  dtsim sweep SWEEP.yaml [-o DIR] [--jobs N] [--resume] [--shard K/N] [--dry-run]
   dtsim validate SCENARIO.yaml...
   dtsim list
   dtsim topology KIND --nodes N [--set key=value]...
@@ -47,6 +48,8 @@ int main(int argc, char** argv) {
       return dtsim::cli::list_command(args);
     if (command == "topology")
       return dtsim::cli::topology_command(args);
+    if (command == "sweep")
+      return dtsim::cli::sweep_command(args);
     if (command == "analyze")
       return dtsim::cli::analyze_command(args);
     std::cerr << "dtsim: unknown command '" << command << "'\n" << kUsage;

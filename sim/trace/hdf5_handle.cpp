@@ -23,7 +23,13 @@ Hdf5Handle& Hdf5Handle::operator=(Hdf5Handle&& other) noexcept {
   return *this;
 }
 
+std::recursive_mutex& hdf5_mutex() {
+  static std::recursive_mutex m;
+  return m;
+}
+
 bool Hdf5Handle::close() noexcept {
+  const std::lock_guard lock(hdf5_mutex());
   if (id_ < 0)
     return true;
   herr_t rc = -1;
@@ -55,6 +61,7 @@ bool Hdf5Handle::close() noexcept {
 }
 
 void hdf5_silence_errors() {
+  const std::lock_guard lock(hdf5_mutex());
   static std::once_flag once;
   std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 namespace dtsim {
@@ -36,6 +37,10 @@ private:
 // Turns off HDF5's automatic printing of its error stack to stderr (process-wide; sim/trace
 // is the only HDF5 user). Errors are reported through exceptions instead. Idempotent.
 void hdf5_silence_errors();
+
+// Debian's libhdf5 is built without thread safety: every HDF5 call in dtsim runs under this
+// one lock, so that runs of a sweep can write their traces from several threads.
+std::recursive_mutex& hdf5_mutex();
 
 // The innermost message of HDF5's current error stack (where the failure was detected), or
 // "unknown HDF5 error". Call right after the failing HDF5 call, before any other.

@@ -171,6 +171,7 @@ Hdf5TraceSink::Hdf5TraceSink(std::string final_path, EventLevel events)
 }
 
 Hdf5TraceSink::~Hdf5TraceSink() {
+  const std::lock_guard lock(hdf5_mutex());
   if (file_.valid() && !finished_) {
     // Best effort: keep the buffered events in the .partial. A destructor must not throw, and
     // the file is already readable up to the last metrics() flush.
@@ -183,6 +184,7 @@ Hdf5TraceSink::~Hdf5TraceSink() {
 }
 
 void Hdf5TraceSink::begin(const RunHeader& header) {
+  const std::lock_guard lock(hdf5_mutex());
   DTSIM_ASSERT(!begun_, "Hdf5TraceSink::begin() called twice");
   namespace fs = std::filesystem;
   const fs::path partial(partial_path_);
@@ -280,6 +282,7 @@ void Hdf5TraceSink::create_metric_sets(const MetricsRow& row) {
 }
 
 void Hdf5TraceSink::metrics(const MetricsRow& row, double wall_seconds) {
+  const std::lock_guard lock(hdf5_mutex());
   DTSIM_ASSERT(begun_ && !finished_, "Hdf5TraceSink::metrics() outside begin()..finish()");
   if (rows_ == 0) {
     create_metric_sets(row);
@@ -315,6 +318,7 @@ void Hdf5TraceSink::event(const EventRecord& record) {
 }
 
 void Hdf5TraceSink::flush_events() {
+  const std::lock_guard lock(hdf5_mutex());
   if (event_buffer_.empty())
     return;
   const std::string& path = partial_path_;
@@ -328,6 +332,7 @@ void Hdf5TraceSink::flush_events() {
 }
 
 void Hdf5TraceSink::finish(const RunSummary& summary) {
+  const std::lock_guard lock(hdf5_mutex());
   DTSIM_ASSERT(begun_ && !finished_, "Hdf5TraceSink::finish() without begin() or twice");
   DTSIM_ASSERT(summary.status != RunStatus::Running, "finish() needs the final status");
   const std::string& path = partial_path_;

@@ -168,6 +168,7 @@ private:
 } // namespace
 
 TraceContents read_trace(const std::string& path) {
+  const std::lock_guard lock(hdf5_mutex());
   const Reader reader(path);
   const Hdf5Handle file = reader.open();
   const hid_t f = file.get();
@@ -200,6 +201,7 @@ TraceContents read_trace(const std::string& path) {
 }
 
 std::vector<EventRecord> read_events(const std::string& path) {
+  const std::lock_guard lock(hdf5_mutex());
   const Reader reader(path);
   const Hdf5Handle file = reader.open();
   if (!reader.has_link(file.get(), "events"))

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+// Expanding a sweep file's grid and points into named runs.
+#include "sim/scenario/sweep_plan.hpp"
+
+#include "sim/core/errors.hpp"
+#include "sim/core/params.hpp"
+#include "sim/scenario/yaml_tree.hpp"
+
+#include <filesystem>
+#include <set>
+
+namespace dtsim {
+namespace {
+
+// A value as one line of flow-style YAML, usable in "--set key=value".
+std::string compact(const ParamNode& n) {
+  switch (n.kind) {
+  case ParamNode::Kind::Null:
+    return "~";
+  case ParamNode::Kind::Scalar:
+    return n.scalar;
+  case ParamNode::Kind::List: {
+    std::string s = "[";
+    for (std::size_t i = 0; i < n.items.size(); ++i)
+      s += (i ? ", " : "") + compact(n.items[i]);
+    return s + "]";
+  }
+  case ParamNode::Kind::Map: {
+    std::string s = "{";
+    for (std::size_t i = 0; i < n.fields.size(); ++i)
+      s += (i ? ", " : "") + n.fields[i].first + ": " + compact(n.fields[i].second);
+    return s + "}";
+  }
+  }
+  return "";
+}
+
+std::string name_fragment(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '+' || c == '-';
+    out += keep ? c : '-';
+  }
+  // Collapse runs of '-' and trim them, so "{kind: iid}" reads "kind-iid".
+  std::string collapsed;
+  for (char c : out)
+    if (!(c == '-' && (collapsed.empty() || collapsed.back() == '-')))
+      collapsed += c;
+  while (!collapsed.empty() && collapsed.back() == '-')
+    collapsed.pop_back();
+  return collapsed;
+}
+
+struct Setting {
+  std::string key;
+  std::string value; // compact YAML, usable in --set key=value
+};
+
+} // namespace
+
+SweepPlan plan_sweep(const std::string& sweep_path) {
+  auto tree = parse_yaml_file(sweep_path);
+  const Params p(tree, sweep_path);
+  SweepPlan plan;
+  plan.name = p.text("name", std::filesystem::path(sweep_path).stem().string());
+  const std::filesystem::path folder = std::filesystem::path(sweep_path).parent_path();
+  const std::string base = p.text("base");
+  plan.base_scenario = (folder / base).lexically_normal().string();
+  if (!std::filesystem::exists(plan.base_scenario))
+    p.fail("base", "no such scenario file: " + plan.base_scenario);
+  plan.output_dir = p.text("output", "runs/" + plan.name);
+
+  // Labels for name fragments.
+  const Params labels = p.child("labels");
+  auto label_of = [&](const std::string& key) {
+    const auto dot = key.rfind('.');
+    const std::string def = dot == std::string::npos ? key : key.substr(dot + 1);
+    return labels.has(key) ? labels.text(key) : def;
+  };
+
+  // The grid: one list of settings per key, in file order.
+  std::vector<std::vector<Setting>> axes;
+  ParamNode* grid = tree->find("grid");
+  if (grid && grid->kind != ParamNode::Kind::Null) {
+    if (grid->kind != ParamNode::Kind::Map)
+      p.fail("grid", "expected a map of dotted keys to lists of values");
+    grid->used = true;
+    for (auto& [key, values] : grid->fields) {
+      values.used = true;
+      if (values.kind != ParamNode::Kind::List || values.items.empty())
+        throw ConfigError(sweep_path + ":" + std::to_string(values.line) + ": grid." + key +
+                          ": expected a non-empty list of values");
+      std::vector<Setting> axis;
+      for (const ParamNode& v : values.items)
+        axis.push_back({key, compact(v)});
+      axes.push_back(std::move(axis));
+    }
+  }
+  std::vector<std::vector<Setting>> explicit_points;
+  ParamNode* points = tree->find("points");
+  if (points && points->kind != ParamNode::Kind::Null) {
+    points->used = true;
+    if (points->kind != ParamNode::Kind::List)
+      p.fail("points", "expected a list of maps of dotted keys to values");
+    for (ParamNode& pt : points->items) {
+      if (pt.kind != ParamNode::Kind::Map)
+        throw ConfigError(sweep_path + ":" + std::to_string(pt.line) +
+                          ": points: expected a map of dotted keys to values");
+      std::vector<Setting> s;
+      for (auto& [key, value] : pt.fields)
+        s.push_back({key, compact(value)});
+      explicit_points.push_back(std::move(s));
+    }
+  }
+  // grid and points are read from the tree directly: mark them known for "did you mean".
+  for (const char* key : {"grid", "points"})
+    if (!tree->find(key)) {
+      tree->fields.emplace_back(key, ParamNode());
+      tree->fields.back().second.used = true;
+    }
+  // Labels are read lazily above; touch every label so that unknown ones are reported.
+  for (auto& [key, node] : labels.node().fields)
+    labels.text(key);
+  p.reject_unused();
+  if (axes.empty() && explicit_points.empty())
+    p.fail("grid", "a sweep needs a grid or points");
+
+  // Cartesian product, first key slowest; then crossed with the explicit points.
+  std::vector<std::vector<Setting>> combos(1);
+  for (const auto& axis : axes) {
+    std::vector<std::vector<Setting>> next;
+    for (const auto& c : combos)
+      for (const Setting& s : axis) {
+        next.push_back(c);
+        next.back().push_back(s);
+      }
+    combos = std::move(next);
+  }
+  if (!explicit_points.empty()) {
+    std::vector<std::vector<Setting>> crossed;
+    for (const auto& c : combos)
+      for (const auto& e : explicit_points) {
+        crossed.push_back(c);
+        crossed.back().insert(crossed.back().end(), e.begin(), e.end());
+      }
+    combos = std::move(crossed);
+  }
+
+  std::set<std::string> names;
+  for (const auto& c : combos) {
+    SweepPoint pt;
+    for (const Setting& s : c) {
+      pt.name += (pt.name.empty() ? "" : "_") + label_of(s.key) + "=" + name_fragment(s.value);
+      pt.overrides.push_back(s.key + "=" + s.value);
+    }
+    if (!names.insert(pt.name).second)
+      throw ConfigError(sweep_path + ": two points are both named '" + pt.name +
+                        "'; give the keys distinct labels: {labels: {key: short}}");
+    pt.overrides.push_back("name=" + plan.name + "_" + pt.name);
+    plan.points.push_back(std::move(pt));
+  }
+  return plan;
+}
+
+std::vector<SweepPoint> shard(const std::vector<SweepPoint>& points, int k, int count) {
+  std::vector<SweepPoint> out;
+  for (std::size_t i = 0; i < points.size(); ++i)
+    if (static_cast<int>(i % static_cast<std::size_t>(count)) == k - 1)
+      out.push_back(points[i]);
+  return out;
+}
+
+} // namespace dtsim

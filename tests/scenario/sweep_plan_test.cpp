@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+// Sweep files: grid expansion, stable names, explicit points, shards, errors.
+#include "sim/core/errors.hpp"
+#include "sim/scenario/sweep_plan.hpp"
+
+#include <doctest/doctest.h>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <unistd.h>
+
+using namespace dtsim;
+
+namespace {
+
+std::string write_sweep(const std::string& text) {
+  // One folder per process: CTest runs the test cases in parallel.
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("dtsim_sweep_plan_test_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "base.yaml") << "nodes: 4\n";
+  std::ofstream(dir / "s.yaml") << text;
+  return (dir / "s.yaml").string();
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    plan_sweep(write_sweep(text));
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+} // namespace
+
+TEST_SUITE("scenario") {
+  TEST_CASE("plan_sweep: the grid is a cartesian product, first key slowest, stable names") {
+    const SweepPlan p = plan_sweep(write_sweep(R"(
+name: demo
+base: base.yaml
+grid:
+  nodes: [8, 16]
+  algorithm.name: [dsgd, asgd]
+  data.partition: [{kind: iid}, {kind: dirichlet, alpha: 0.1}]
+labels: {data.partition: part}
+)"));
+    CHECK(p.name == "demo");
+    CHECK(p.output_dir == "runs/demo");
+    CHECK(p.base_scenario.ends_with("/base.yaml"));
+    REQUIRE(p.points.size() == 8);
+    CHECK(p.points[0].name == "nodes=8_name=dsgd_part=kind-iid");
+    CHECK(p.points[1].name == "nodes=8_name=dsgd_part=kind-dirichlet-alpha-0.1");
+    CHECK(p.points[7].name == "nodes=16_name=asgd_part=kind-dirichlet-alpha-0.1");
+    CHECK(p.points[1].overrides ==
+          std::vector<std::string>{"nodes=8", "algorithm.name=dsgd",
+                                   "data.partition={kind: dirichlet, alpha: 0.1}",
+                                   "name=demo_nodes=8_name=dsgd_part=kind-dirichlet-alpha-0.1"});
+    // The same file expands to the same points.
+    const SweepPlan again = plan_sweep(write_sweep(R"(
+name: demo
+base: base.yaml
+grid:
+  nodes: [8, 16]
+  algorithm.name: [dsgd, asgd]
+  data.partition: [{kind: iid}, {kind: dirichlet, alpha: 0.1}]
+labels: {data.partition: part}
+)"));
+    for (std::size_t i = 0; i < p.points.size(); ++i)
+      CHECK(again.points[i].name == p.points[i].name);
+  }
+
+  TEST_CASE("plan_sweep: explicit points are crossed with the grid") {
+    const SweepPlan p = plan_sweep(write_sweep(R"(
+base: base.yaml
+grid: {seed: [1, 2, 3]}
+points:
+  - {algorithm.name: asgd, algorithm.lr: 0.05}
+  - {algorithm.name: gsgm, algorithm.lr: 0.001}
+)"));
+    REQUIRE(p.points.size() == 6);
+    CHECK(p.points[0].name == "seed=1_name=asgd_lr=0.05");
+    CHECK(p.points[5].name == "seed=3_name=gsgm_lr=0.001");
+  }
+
+  TEST_CASE("shard: shards are disjoint and cover the points") {
+    SweepPlan p = plan_sweep(write_sweep("base: base.yaml\ngrid: {seed: [1, 2, 3, 4, 5, 6, 7]}\n"));
+    std::multiset<std::string> seen;
+    for (int k = 1; k <= 3; ++k)
+      for (const SweepPoint& pt : shard(p.points, k, 3))
+        seen.insert(pt.name);
+    CHECK(seen.size() == 7);
+    CHECK(std::set<std::string>(seen.begin(), seen.end()).size() == 7);
+    CHECK(shard(p.points, 1, 3).size() == 3);
+    CHECK(shard(p.points, 3, 3).size() == 2);
+  }
+
+  TEST_CASE("plan_sweep: bad sweep files are one-line errors") {
+    CHECK(error_of("base: base.yaml\ngrid: {seed: []}\n")
+              .find("grid.seed: expected a non-empty list") != std::string::npos);
+    CHECK(error_of("base: base.yaml\ngird: {seed: [1]}\n")
+              .find("unknown key 'gird' (did you mean 'grid'?)") != std::string::npos);
+    CHECK(error_of("base: nothere.yaml\ngrid: {seed: [1]}\n").find("no such scenario file") !=
+          std::string::npos);
+    CHECK(error_of("base: base.yaml\n").find("a sweep needs a grid or points") !=
+          std::string::npos);
+    CHECK(error_of("base: base.yaml\ngrid: {x: [a b, a-b]}\n").find("both named") !=
+          std::string::npos);
+  }
+}
