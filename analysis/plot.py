@@ -15,6 +15,7 @@ import sys
 
 import h5py
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -66,9 +67,15 @@ def main(argv=None):
     ap.add_argument("--y", default="test_accuracy")
     ap.add_argument("--ylim", type=float, nargs=2)
     ap.add_argument("--title", default="")
+    ap.add_argument("--vs", metavar="COLUMN",
+                    help="instead of curves: plot --measure against this column of the "
+                         "`dtsim analyze --csv` table given as input (e.g. nodes)")
+    ap.add_argument("--measure", default="acc_std_2nd_half")
     ap.add_argument("-o", "--output", required=True, help="output path without extension")
     args = ap.parse_args(argv)
     filters = [w.split("=", 1) for w in args.where]
+    if args.vs:
+        return plot_vs(args, filters)
 
     groups = {}  # (panel, colour) -> list of (x, y)
     for path in trace_files(args.inputs):
@@ -121,6 +128,42 @@ def main(argv=None):
     for ext in ("png", "svg"):
         fig.savefig(f"{args.output}.{ext}", dpi=120)
     print(f"wrote {args.output}.png and {args.output}.svg ({sum(len(v) for v in groups.values())} runs)")
+
+
+def plot_vs(args, filters):
+    """A measure computed by `dtsim analyze` (per run, CSV) against a numeric column."""
+    import csv
+    rows = []
+    for path in args.inputs:
+        with open(path, newline="") as f:
+            rows += list(csv.DictReader(f))
+    rows = [r for r in rows if all(r.get(k) == v for k, v in filters)]
+    if not rows:
+        sys.exit("plot.py: no row matched")
+    groups = {}
+    for r in rows:
+        label = " ".join(r.get(k, "?") for k in args.colour.split(","))
+        groups.setdefault(label, {}).setdefault(float(r[args.vs]), []).append(float(r[args.measure]))
+    fig, ax = plt.subplots(figsize=(5.2, 3.6))
+    for label, by_x in sorted(groups.items()):
+        xs = sorted(by_x)
+        mean = np.array([np.nanmean(by_x[x]) for x in xs])
+        std = np.array([np.nanstd(by_x[x]) for x in xs])
+        ax.errorbar(xs, mean, yerr=std, marker="o", capsize=3, label=label)
+    ax.set_xlabel(args.vs)
+    ax.set_ylabel(args.measure)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted({x for g in groups.values() for x in g}))
+    ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    if args.title:
+        ax.set_title(args.title, fontsize=9)
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(args.output) or ".", exist_ok=True)
+    for ext in ("png", "svg"):
+        fig.savefig(f"{args.output}.{ext}", dpi=120)
+    print(f"wrote {args.output}.png and {args.output}.svg ({len(rows)} runs)")
 
 
 if __name__ == "__main__":

@@ -40,7 +40,8 @@ const std::vector<std::string>& run_columns() {
       "acc_std_2nd_half", "acc_window_std",   "acc_mean_abs_change",
       "acc_oscillation",  "acc_worst_drop",   "train_loss_std",
       "diverged",         "consensus",        "bytes_sent",
-      "staleness_mean",   "wall_s",           "sim_per_wall"};
+      "staleness_mean",   "staleness_p95",    "wall_s",
+      "sim_per_wall"};
   return columns;
 }
 
@@ -70,6 +71,18 @@ RunRow summarize_run(const std::string& path, const TraceContents& t, double tar
     if (std::isfinite(x))
       finite_loss.push_back(x);
   const double wall = attr(t, "wall_seconds");
+  // 95th percentile of staleness: the smallest s with at least 95% of updates at or below.
+  double stale_total = 0;
+  for (std::int64_t c : t.staleness_histogram)
+    stale_total += static_cast<double>(c);
+  double p95 = kNaN, cumulative = 0;
+  for (std::size_t i = 0; i < t.staleness_histogram.size() && stale_total > 0; ++i) {
+    cumulative += static_cast<double>(t.staleness_histogram[i]);
+    if (cumulative >= 0.95 * stale_total) {
+      p95 = static_cast<double>(i);
+      break;
+    }
+  }
   // Staleness: the mean over the whole run, from the histogram.
   double stale_n = 0, stale_sum = 0;
   for (std::size_t i = 0; i < t.staleness_histogram.size(); ++i) {
@@ -92,6 +105,7 @@ RunRow summarize_run(const std::string& path, const TraceContents& t, double tar
                 last_finite(metric(t, "consensus_distance")),
                 last_finite(metric(t, "bytes_sent")),
                 stale_n > 0 ? stale_sum / stale_n : kNaN,
+                p95,
                 wall,
                 wall > 0 ? attr(t, "sim_time_s") / wall : kNaN};
   return row;

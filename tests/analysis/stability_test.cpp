@@ -59,6 +59,7 @@ TEST_SUITE("analysis") {
     CHECK(value(r, "updates_to_target") == doctest::Approx(20.0));
     CHECK(value(r, "acc_worst_drop") == doctest::Approx(0.1));
     CHECK(value(r, "staleness_mean") == doctest::Approx(1.25));
+    CHECK(value(r, "staleness_p95") == 2.0); // 2 of 4 updates at 0-1, all 4 by 2
     CHECK(value(r, "sim_per_wall") == doctest::Approx(5.0));
     CHECK(value(r, "diverged") == 0.0);
 

@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <unistd.h>
 
 using namespace dtsim;
@@ -111,12 +112,21 @@ TEST_SUITE("app") {
       CHECK(r.output.find(name) != std::string::npos);
   }
 
-  TEST_CASE("every shipped scenario validates and runs a few steps") {
+  TEST_CASE("every shipped scenario runs a few steps and every sweep file expands") {
     for (const auto& entry :
          std::filesystem::recursive_directory_iterator(DTSIM_SOURCE_DIR "/scenarios")) {
       if (entry.path().extension() != ".yaml")
         continue;
       CAPTURE(entry.path());
+      std::ifstream in(entry.path());
+      const std::string text((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+      if (text.find("\ngrid:") != std::string::npos ||
+          text.find("\npoints:") != std::string::npos) {
+        // A sweep file: expanding it must work (its runs are the base scenario's).
+        CHECK(run_cli("sweep " + entry.path().string() + " --dry-run").exit_code == 0);
+        continue;
+      }
       const std::string out = temp_dir() + "/smoke.h5";
       const auto r = run_cli("run " + entry.path().string() + " -o " + out +
                              " --set 'stop={steps: 2}' --set data.train_samples=4000 --quiet");
@@ -163,6 +173,14 @@ TEST_SUITE("app") {
     CHECK(std::system(plot.c_str()) == 0);
     CHECK(std::filesystem::file_size(dir + "/curves.png") > 1000);
     CHECK(std::filesystem::exists(dir + "/curves.svg"));
+    // A measure against a column of the analysis table.
+    REQUIRE(run_cli("analyze " + dir + " --by nodes,algorithm.name --csv " + dir + "/by.csv")
+                .exit_code == 0);
+    const std::string vs =
+        "/usr/bin/python3 '" DTSIM_SOURCE_DIR "/analysis/plot.py' " + dir +
+        "/by.csv --vs nodes --colour algorithm.name --measure acc_std_2nd_half -o " + dir + "/vs";
+    CHECK(std::system(vs.c_str()) == 0);
+    CHECK(std::filesystem::file_size(dir + "/vs.png") > 1000);
   }
 }
 
