@@ -25,7 +25,7 @@ TEST_SUITE("analysis") {
     CHECK(s.oscillation == doctest::Approx((0.05 + 0.1 + 0.1) / 3));
   }
 
-  TEST_CASE("stability: a flat curve is perfectly stable; gains are relative reductions") {
+  TEST_CASE("stability: a flat curve is perfectly stable, and gains are relative reductions") {
     const std::vector<double> flat(20, 0.7);
     const Stability s = stability(flat);
     CHECK(s.std_second_half == doctest::Approx(0.0));

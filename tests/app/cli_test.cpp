@@ -137,7 +137,7 @@ TEST_SUITE("app") {
 }
 
 TEST_SUITE("app") {
-  TEST_CASE("dtsim analyze: per-run rows, groups over seeds, CSV; plot.py draws them") {
+  TEST_CASE("dtsim analyze: per-run rows, groups over seeds, CSV, and plot.py draws them") {
     const std::string dir = temp_dir() + "/analyze";
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);

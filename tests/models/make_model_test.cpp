@@ -43,7 +43,7 @@ std::string error_of(const Params& p) {
 } // namespace
 
 TEST_SUITE("models") {
-  TEST_CASE("make_model: defaults to mlp [256, 128] and writes the defaults back") {
+  TEST_CASE("make_model: defaults to mlp 256-128 and writes the defaults back") {
     const Params p = model_section({});
     const auto m = make_model(p, {28, 28}, 10);
     CHECK(m->describe() == "mlp 784-256-128-10 (235146 params)");
