@@ -1,18 +1,16 @@
 // SPDX-License-Identifier: MIT
 // `dtsim sweep`: every point of a sweep file as one run, in parallel, resumable, shardable.
 #include "apps/commands.hpp"
+#include "apps/sweep_runner.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/scenario/run_plan.hpp"
 #include "sim/scenario/sweep_plan.hpp"
-#include "sim/trace/hdf5_trace_sink.hpp"
 #include "sim/trace/trace_reader.hpp"
 
 #include <atomic>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <tbb/global_control.h>
 #include <tbb/info.h>
@@ -80,43 +78,6 @@ SweepArgs parse(const std::vector<std::string>& args) {
   return a;
 }
 
-struct Outcome {
-  std::string status = "pending";
-  double accuracy = -1;
-  double wall_s = 0;
-};
-
-std::string format_duration(double s) {
-  char buf[32];
-  if (s >= 3600)
-    std::snprintf(buf, sizeof buf, "%.0fh%02.0fm", s / 3600, std::fmod(s, 3600) / 60);
-  else if (s >= 60)
-    std::snprintf(buf, sizeof buf, "%.0fm%02.0fs", std::floor(s / 60), std::fmod(s, 60));
-  else
-    std::snprintf(buf, sizeof buf, "%.0fs", s);
-  return buf;
-}
-
-// index.csv, rewritten (via a temporary file) after every finished point.
-void write_index(const std::string& dir, const std::vector<SweepPoint>& points,
-                 const std::vector<Outcome>& outcomes) {
-  const std::string tmp = dir + "/index.csv.tmp";
-  {
-    std::ofstream out(tmp);
-    out << "point,status,final_test_accuracy,wall_s,trace,overrides\n";
-    for (std::size_t i = 0; i < points.size(); ++i) {
-      out << points[i].name << ',' << outcomes[i].status << ',';
-      if (outcomes[i].accuracy >= 0)
-        out << outcomes[i].accuracy;
-      out << ',' << outcomes[i].wall_s << ',' << dir << '/' << points[i].name << ".h5,\"";
-      for (std::size_t k = 0; k < points[i].overrides.size(); ++k)
-        out << (k ? " " : "") << points[i].overrides[k];
-      out << "\"\n";
-    }
-  }
-  std::filesystem::rename(tmp, dir + "/index.csv");
-}
-
 } // namespace
 
 int sweep_command(const std::vector<std::string>& args) {
@@ -147,10 +108,7 @@ int sweep_command(const std::vector<std::string>& args) {
   for (std::size_t i = 0; i < points.size(); ++i) {
     const std::string trace = plan.output_dir + "/" + points[i].name + ".h5";
     if (a.resume && std::filesystem::exists(trace)) {
-      const TraceContents t = read_trace(trace);
-      outcomes[i].status = t.text_attributes.count("status") ? t.text_attributes.at("status") : "?";
-      const auto acc = t.number_attributes.find("final_test_accuracy");
-      outcomes[i].accuracy = acc == t.number_attributes.end() ? -1 : acc->second;
+      outcomes[i] = outcome_of_trace(trace);
       continue;
     }
     todo.push_back(i);
@@ -163,16 +121,7 @@ int sweep_command(const std::vector<std::string>& args) {
   const auto start = std::chrono::steady_clock::now();
   auto run_point = [&](std::size_t i) {
     const SweepPoint& p = points[i];
-    const std::string trace = plan.output_dir + "/" + p.name + ".h5";
-    Outcome o;
-    try {
-      RunPlan rp = plan_run(plan.base_scenario, p.overrides);
-      Hdf5TraceSink sink(trace, rp.events == "full" ? EventLevel::Full : EventLevel::Summary);
-      const RunResult r = execute_plan(rp, sink, tbb::info::default_concurrency());
-      o = {to_string(r.status), r.final_test_accuracy, r.wall_seconds};
-    } catch (const std::exception& e) {
-      o.status = std::string("error: ") + e.what();
-    }
+    const Outcome o = run_sweep_point(plan, p);
     const std::lock_guard lock(mutex);
     outcomes[i] = o;
     --running;

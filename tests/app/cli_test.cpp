@@ -204,7 +204,7 @@ TEST_SUITE("app") {
     std::string line;
     int completed = 0;
     while (std::getline(index, line))
-      completed += line.find(",completed,") != std::string::npos;
+      completed += line.find(",\"completed\",") != std::string::npos;
     CHECK(completed == 4);
 
     // One point alone gives the same /metrics as in the parallel sweep.

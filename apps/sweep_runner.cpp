@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+// One sweep point from scenario to trace, and the sweep index.
+#include "apps/sweep_runner.hpp"
+
+#include "sim/scenario/run_plan.hpp"
+#include "sim/trace/hdf5_trace_sink.hpp"
+#include "sim/trace/trace_reader.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <tbb/info.h>
+
+namespace dtsim::cli {
+
+Outcome run_sweep_point(const SweepPlan& plan, const SweepPoint& point) {
+  Outcome o;
+  try {
+    RunPlan rp = plan_run(plan.base_scenario, point.overrides);
+    Hdf5TraceSink sink(plan.output_dir + "/" + point.name + ".h5",
+                       rp.events == "full" ? EventLevel::Full : EventLevel::Summary);
+    const RunResult r = execute_plan(rp, sink, tbb::info::default_concurrency());
+    o = {to_string(r.status), r.final_test_accuracy, r.wall_seconds};
+  } catch (const std::exception& e) {
+    o.status = std::string("error: ") + e.what();
+  }
+  return o;
+}
+
+Outcome outcome_of_trace(const std::string& trace) {
+  Outcome o;
+  const TraceContents t = read_trace(trace);
+  const auto status = t.text_attributes.find("status");
+  o.status = status == t.text_attributes.end() ? "?" : status->second;
+  const auto acc = t.number_attributes.find("final_test_accuracy");
+  o.accuracy = acc == t.number_attributes.end() ? -1 : acc->second;
+  const auto wall = t.number_attributes.find("wall_seconds");
+  o.wall_s = wall == t.number_attributes.end() ? 0 : wall->second;
+  return o;
+}
+
+std::string format_duration(double s) {
+  char buf[32];
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%.0fh%02.0fm", std::floor(s / 3600), std::fmod(s, 3600) / 60);
+  else if (s >= 60)
+    std::snprintf(buf, sizeof buf, "%.0fm%02.0fs", std::floor(s / 60), std::fmod(s, 60));
+  else
+    std::snprintf(buf, sizeof buf, "%.0fs", s);
+  return buf;
+}
+
+void write_index(const std::string& dir, const std::vector<SweepPoint>& points,
+                 const std::vector<Outcome>& outcomes) {
+  const std::string tmp = dir + "/index.csv.tmp";
+  {
+    std::ofstream out(tmp);
+    out << "point,status,final_test_accuracy,wall_s,trace,overrides\n";
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      out << points[i].name << ",\"" << outcomes[i].status << "\",";
+      if (outcomes[i].accuracy >= 0)
+        out << outcomes[i].accuracy;
+      out << ',' << outcomes[i].wall_s << ',' << dir << '/' << points[i].name << ".h5,\"";
+      for (std::size_t k = 0; k < points[i].overrides.size(); ++k)
+        out << (k ? " " : "") << points[i].overrides[k];
+      out << "\"\n";
+    }
+  }
+  std::filesystem::rename(tmp, dir + "/index.csv");
+}
+
+} // namespace dtsim::cli

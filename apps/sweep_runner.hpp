@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: MIT
+// Running one sweep point, and the sweep's index.csv: shared by `dtsim sweep` and the MPI
+// launcher.
+#pragma once
+
+#include "sim/scenario/sweep_plan.hpp"
+
+#include <string>
+#include <vector>
+
+namespace dtsim::cli {
+
+struct Outcome {
+  std::string status = "pending"; // a run status, or "error: ..." when it could not run
+  double accuracy = -1;
+  double wall_s = 0;
+};
+
+// Runs one point to its trace <output_dir>/<name>.h5 (never throws: errors are outcomes).
+Outcome run_sweep_point(const SweepPlan& plan, const SweepPoint& point);
+
+// The outcome recorded in an existing trace (for --resume).
+Outcome outcome_of_trace(const std::string& trace);
+
+// Rewrites <dir>/index.csv (through a temporary file, so readers never see half of it).
+void write_index(const std::string& dir, const std::vector<SweepPoint>& points,
+                 const std::vector<Outcome>& outcomes);
+
+std::string format_duration(double seconds);
+
+} // namespace dtsim::cli
