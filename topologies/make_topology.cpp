@@ -12,6 +12,8 @@
 #include <boost/graph/connected_components.hpp>
 #include <cmath>
 #include <cstddef>
+#include <fstream>
+#include <sstream>
 
 namespace dtsim {
 namespace {
@@ -128,6 +130,67 @@ Edges erdos_renyi_edges(const Params& p, int n, std::uint64_t seed) {
   return e;
 }
 
+// Q_d: i -- i XOR 2^k, degree log2(n); n must be a power of two.
+Edges hypercube_edges(const Params& p, int n, std::uint64_t) {
+  if (n < 1 || (n & (n - 1)) != 0)
+    p.fail("kind", "hypercube needs a power-of-two number of nodes, got " + std::to_string(n));
+  Edges e;
+  for (int i = 0; i < n; ++i)
+    for (int bit = 1; bit < n; bit <<= 1)
+      if (i < (i ^ bit))
+        e.emplace_back(i, i ^ bit);
+  return e;
+}
+
+// Static exponential graph (undirected): i -- i + 2^k (mod n) for every 2^k < n.
+Edges exponential_edges(const Params&, int n, std::uint64_t) {
+  Edges e;
+  for (int i = 0; i < n; ++i)
+    for (int hop = 1; hop < n; hop <<= 1) {
+      const int j = (i + hop) % n;
+      if (i != j)
+        e.emplace_back(std::min(i, j), std::max(i, j));
+    }
+  std::sort(e.begin(), e.end());
+  e.erase(std::unique(e.begin(), e.end()), e.end());
+  return e;
+}
+
+// A user graph: one undirected edge "i j" (0-based node ids) per line; '#' starts a comment.
+Edges file_edges(const Params& p, int n, std::uint64_t) {
+  const std::string path = p.text("file");
+  std::ifstream in(path);
+  if (!in)
+    p.fail("file", "cannot open edge-list file " + path);
+  Edges e;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    line = line.substr(0, line.find('#'));
+    std::istringstream fields(line);
+    long long i = 0, j = 0;
+    std::string rest;
+    if (!(fields >> i)) {
+      if (line.find_first_not_of(" \t\r") == std::string::npos)
+        continue; // blank or comment-only line
+      p.fail("file", path + ":" + std::to_string(number) + ": expected two node ids 'i j', got '" +
+                         line + "'");
+    }
+    if (!(fields >> j) || (fields >> rest))
+      p.fail("file", path + ":" + std::to_string(number) + ": expected two node ids 'i j', got '" +
+                         line + "'");
+    if (i < 0 || j < 0 || i >= n || j >= n)
+      p.fail("file", path + ":" + std::to_string(number) + ": node id out of range [0, " +
+                         std::to_string(n - 1) + "] for nodes = " + std::to_string(n));
+    if (i == j)
+      p.fail("file", path + ":" + std::to_string(number) + ": self-loop " + std::to_string(i) +
+                         " -- " + std::to_string(j) + " (self weights come from the mixing rule)");
+    e.emplace_back(static_cast<int>(std::min(i, j)), static_cast<int>(std::max(i, j)));
+  }
+  std::sort(e.begin(), e.end());
+  e.erase(std::unique(e.begin(), e.end()), e.end());
+  return e;
+}
+
 const GraphKinds& graph_kinds() {
   static const GraphKinds kinds = [] {
     GraphKinds r;
@@ -143,6 +206,12 @@ const GraphKinds& graph_kinds() {
           "random G(n, p) graph (p default 0.3) from the seed; refused if "
           "disconnected",
           erdos_renyi_edges);
+    r.add("hypercube", "i -- i XOR 2^k, degree log2(n); nodes must be a power of two",
+          hypercube_edges);
+    r.add("exponential", "static exponential graph: i -- i + 2^k (mod n) for 2^k < n",
+          exponential_edges);
+    r.add("edges", "a user graph from `file`: one 'i j' edge per line (0-based, # comments)",
+          file_edges);
     return r;
   }();
   return kinds;

@@ -301,6 +301,7 @@ TEST_SUITE("topologies") {
       CHECK_FALSE(help.empty());
       CHECK(help.find('\n') == std::string::npos);
     }
-    CHECK(names == std::vector<std::string>{"ring", "torus", "complete", "star", "erdos_renyi"});
+    CHECK(names == std::vector<std::string>{"ring", "torus", "complete", "star", "erdos_renyi",
+                                            "hypercube", "exponential", "edges"});
   }
 }
