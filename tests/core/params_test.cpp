@@ -2,6 +2,7 @@
 // Params: typed reads, defaults written back, precise errors, unknown-key detection.
 #include "sim/core/errors.hpp"
 #include "sim/core/params.hpp"
+#include "support/config_error.hpp"
 
 #include <doctest/doctest.h>
 #include <memory>
@@ -20,14 +21,6 @@ std::shared_ptr<ParamNode> sample_tree() {
   return root;
 }
 
-std::string error_of(auto&& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
 } // namespace
 
 TEST_SUITE("core") {
@@ -43,20 +36,23 @@ TEST_SUITE("core") {
 
   TEST_CASE("Params: out-of-range value names file, line, key and expectation") {
     Params p(sample_tree(), "s.yaml");
-    const std::string e =
-        error_of([&] { p.child("algorithm").number("lr", 0.1, Range::positive()); });
+    const std::string e = testing::config_error_of(
+        [&] { p.child("algorithm").number("lr", 0.1, Range::positive()); });
     CHECK(e == "s.yaml:5: algorithm.lr: expected a number > 0, got -0.1");
   }
 
   TEST_CASE("Params: wrong type and required keys") {
     Params p(sample_tree(), "s.yaml");
-    CHECK(error_of([&] { p.child("algorithm").number("name"); }).find("expected a number") !=
+    CHECK(testing::config_error_of([&] {
+            p.child("algorithm").number("name");
+          }).find("expected a number") != std::string::npos);
+    CHECK(testing::config_error_of([&] { p.text("missing"); }).find("required key is missing") !=
           std::string::npos);
-    CHECK(error_of([&] { p.text("missing"); }).find("required key is missing") !=
+    CHECK(testing::config_error_of([&] { p.child("nodes"); }).find("expected a map") !=
           std::string::npos);
-    CHECK(error_of([&] { p.child("nodes"); }).find("expected a map") != std::string::npos);
-    CHECK(error_of([&] { p.integer("nodes", 1, Range::between(1, 8)); }).find("in [1, 8]") !=
-          std::string::npos);
+    CHECK(testing::config_error_of([&] {
+            p.integer("nodes", 1, Range::between(1, 8));
+          }).find("in [1, 8]") != std::string::npos);
   }
 
   TEST_CASE("Params: NaN and non-integers are rejected") {
@@ -64,8 +60,9 @@ TEST_SUITE("core") {
     root->fields.emplace_back("a", ParamNode::make_scalar(".nan", 2));
     root->fields.emplace_back("b", ParamNode::make_scalar("2.5", 3));
     Params p(root, "f.yaml");
-    CHECK(error_of([&] { p.number("a", 1.0); }).find("f.yaml:2: a:") == 0);
-    CHECK(error_of([&] { p.integer("b", 1); }).find("expected an integer") != std::string::npos);
+    CHECK(testing::config_error_of([&] { p.number("a", 1.0); }).find("f.yaml:2: a:") == 0);
+    CHECK(testing::config_error_of([&] { p.integer("b", 1); }).find("expected an integer") !=
+          std::string::npos);
   }
 
   TEST_CASE("Params: unread keys are reported with a suggestion") {
@@ -75,7 +72,7 @@ TEST_SUITE("core") {
     alg.text("name");
     alg.number("lr", 0.1);
     alg.number("momentum", 0.0);
-    const std::string e = error_of([&] { p.reject_unused(); });
+    const std::string e = testing::config_error_of([&] { p.reject_unused(); });
     CHECK(
         e.find("s.yaml:6: algorithm.momentun: unknown key 'momentun' (did you mean 'momentum'?)") ==
         0);
@@ -85,7 +82,7 @@ TEST_SUITE("core") {
     auto root = std::make_shared<ParamNode>(ParamNode::make_map(1));
     root->fields.emplace_back("kind", ParamNode::make_scalar("rign", 2));
     Params p(root, "t.yaml");
-    const std::string e = error_of([&] {
+    const std::string e = testing::config_error_of([&] {
       p.choice("kind", "ring", {"ring", "torus", "complete"});
     });
     CHECK(e == "t.yaml:2: kind: unknown name 'rign' (did you mean 'ring'?); expected one of: ring, "

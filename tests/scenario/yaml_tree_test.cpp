@@ -2,22 +2,12 @@
 // YAML -> tree: lines, syntax errors, duplicates, alias bombs, --set, round trip.
 #include "sim/core/errors.hpp"
 #include "sim/scenario/yaml_tree.hpp"
+#include "support/config_error.hpp"
 
 #include <doctest/doctest.h>
 #include <sstream>
 
 using namespace dtsim;
-
-namespace {
-std::string error_of(auto&& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-} // namespace
 
 TEST_SUITE("scenario") {
   TEST_CASE("yaml_tree: keeps source lines") {
@@ -28,17 +18,20 @@ TEST_SUITE("scenario") {
   }
 
   TEST_CASE("yaml_tree: syntax errors name file, line and column") {
-    const std::string e = error_of([] { parse_yaml_text("a: 1\nb: [1, 2\n", "bad.yaml"); });
+    const std::string e =
+        testing::config_error_of([] { parse_yaml_text("a: 1\nb: [1, 2\n", "bad.yaml"); });
     CHECK(e.rfind("bad.yaml:", 0) == 0);
     CHECK(e.find("YAML syntax error") != std::string::npos);
   }
 
   TEST_CASE("yaml_tree: duplicate keys and non-map documents are rejected") {
-    CHECK(error_of([] { parse_yaml_text("a: 1\na: 2\n", "d.yaml"); }) ==
+    CHECK(testing::config_error_of([] { parse_yaml_text("a: 1\na: 2\n", "d.yaml"); }) ==
           "d.yaml:2:1: duplicate key 'a'");
-    CHECK(error_of([] { parse_yaml_text("- 1\n- 2\n", "l.yaml"); }).find("expected a map") !=
+    CHECK(testing::config_error_of([] {
+            parse_yaml_text("- 1\n- 2\n", "l.yaml");
+          }).find("expected a map") != std::string::npos);
+    CHECK(testing::config_error_of([] { parse_yaml_text("", "e.yaml"); }).find("empty") !=
           std::string::npos);
-    CHECK(error_of([] { parse_yaml_text("", "e.yaml"); }).find("empty") != std::string::npos);
   }
 
   TEST_CASE("yaml_tree: an alias bomb fails fast instead of exhausting memory") {
@@ -51,7 +44,7 @@ TEST_SUITE("scenario") {
         bomb << (k ? ", " : "") << "*a" << (i - 1);
       bomb << "]\n";
     }
-    CHECK(error_of([&] {
+    CHECK(testing::config_error_of([&] {
             parse_yaml_text(bomb.str(), "bomb.yaml");
           }).find("more than 100000 nodes") != std::string::npos);
   }
@@ -63,10 +56,12 @@ TEST_SUITE("scenario") {
     CHECK(t->find("algorithm")->find("lr")->scalar == "0.5");
     CHECK(t->find("algorithm")->find("lr")->line == -1);
     CHECK(t->find("model")->find("hidden")->items.size() == 2);
-    CHECK(error_of([&] { apply_override(*t, "novalue"); }).find("expected key=value") !=
-          std::string::npos);
-    CHECK(error_of([&] { apply_override(*t, "algorithm.name.x=1"); }).find("not a map") !=
-          std::string::npos);
+    CHECK(testing::config_error_of([&] {
+            apply_override(*t, "novalue");
+          }).find("expected key=value") != std::string::npos);
+    CHECK(testing::config_error_of([&] {
+            apply_override(*t, "algorithm.name.x=1");
+          }).find("not a map") != std::string::npos);
   }
 
   TEST_CASE("yaml_tree: to_yaml round-trips") {

@@ -6,11 +6,12 @@
 
 #include <initializer_list>
 #include <memory>
+#include <string>
 #include <utility>
 
 namespace dtsim::testing {
 
-inline Params make_params(std::initializer_list<std::pair<const char*, const char*>> kv) {
+inline Params make_params(std::initializer_list<std::pair<const char*, std::string>> kv) {
   auto root = std::make_shared<ParamNode>(ParamNode::make_map(1));
   int line = 2;
   for (const auto& [k, v] : kv)
