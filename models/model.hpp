@@ -51,6 +51,17 @@ public:
                               Workspace& ws) const = 0;
   // Floating-point operations of one forward + backward pass per example (for benchmarks).
   virtual double flops_per_example() const = 0;
+
+  // Example-ordering support (GraB family): one batched forward/backward pass that also
+  // writes each example's own gradient of its cross-entropy loss as column k of
+  // `per_example` (num_params() x batch.count, column-major), without per-example forward
+  // passes. `grad` receives the batch-mean gradient exactly as loss_and_grad would (the mean
+  // of the columns). Returns the mean loss. Models that cannot do this keep the default,
+  // which reports that they do not support it (callers check supports_per_example_grads()).
+  virtual bool supports_per_example_grads() const { return false; }
+  virtual double loss_and_per_example_grads(std::span<const float> params, const BatchView& batch,
+                                            std::span<float> grad, std::span<float> per_example,
+                                            Workspace& ws) const;
 };
 
 } // namespace dtsim
