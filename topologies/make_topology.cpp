@@ -5,6 +5,7 @@
 #include "sim/core/errors.hpp"
 #include "sim/core/registry.hpp"
 #include "sim/core/rng.hpp"
+#include "topologies/davis_southern_women.hpp"
 #include "topologies/mixing.hpp"
 
 #include <algorithm>
@@ -156,6 +157,14 @@ Edges exponential_edges(const Params&, int n, std::uint64_t) {
   return e;
 }
 
+// The QG papers' 32-node "social network": only defined for exactly 32 nodes.
+Edges social_edges(const Params& p, int n, std::uint64_t) {
+  if (n != kDavisSouthernWomenNodes)
+    p.fail("kind", "social is the 32-node Davis Southern Women graph; set nodes: 32, got " +
+                       std::to_string(n));
+  return davis_southern_women_edges();
+}
+
 // A user graph: one undirected edge "i j" (0-based node ids) per line; '#' starts a comment.
 Edges file_edges(const Params& p, int n, std::uint64_t) {
   const std::string path = p.text("file");
@@ -210,6 +219,8 @@ const GraphKinds& graph_kinds() {
           hypercube_edges);
     r.add("exponential", "static exponential graph: i -- i + 2^k (mod n) for 2^k < n",
           exponential_edges);
+    r.add("social", "Davis Southern Women graph (18 women, 14 events, 89 edges); exactly 32 nodes",
+          social_edges);
     r.add("edges", "a user graph from `file`: one 'i j' edge per line (0-based, # comments)",
           file_edges);
     return r;

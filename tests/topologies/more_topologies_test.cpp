@@ -7,6 +7,7 @@
 #include "support/params_helper.hpp"
 #include "topologies/make_topology.hpp"
 
+#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
 #include <doctest/doctest.h>
@@ -26,6 +27,25 @@ std::string edge_file(const std::string& text) {
   return path.string();
 }
 
+// The spectral gap computed independently of topologies/: Metropolis weights rebuilt here from
+// the neighbour lists, and the spectrum from Eigen's general (non-symmetric) eigensolver
+// rather than the library's self-adjoint one.
+double independent_gap(const Topology& t) {
+  const int n = t.size();
+  Eigen::MatrixXd w = Eigen::MatrixXd::Zero(n, n);
+  for (int i = 0; i < n; ++i) {
+    for (int j : t.neighbors(i)) {
+      const auto deg_i = static_cast<double>(t.neighbors(i).size());
+      const auto deg_j = static_cast<double>(t.neighbors(j).size());
+      w(i, j) = 1.0 / (1.0 + std::max(deg_i, deg_j));
+    }
+    w(i, i) = 1.0 - w.row(i).sum();
+  }
+  Eigen::VectorXd moduli = Eigen::EigenSolver<Eigen::MatrixXd>(w, false).eigenvalues().cwiseAbs();
+  std::sort(moduli.begin(), moduli.end());
+  return 1.0 - moduli(n - 2);
+}
+
 } // namespace
 
 TEST_SUITE("topologies") {
@@ -39,6 +59,36 @@ TEST_SUITE("topologies") {
     CHECK(testing::config_error_of([] {
             make_topology(testing::make_params({{"kind", "hypercube"}}), 12, 1);
           }).find("power-of-two number of nodes, got 12") != std::string::npos);
+  }
+
+  TEST_CASE("Social: the 32-node Davis Southern Women graph, its degrees and spectral gap") {
+    const Topology t = make_topology(testing::make_params({{"kind", "social"}}), 32, 1);
+    CHECK(t.num_edges() == 89);
+    // Bipartite: women 0..17 link only to events 18..31.
+    for (int i = 0; i < 32; ++i)
+      for (int j : t.neighbors(i))
+        CHECK((i < 18) != (j < 18));
+    // Evelyn Jefferson attended 8 events; E8 (node 25) had 14 attendees, E9 12.
+    CHECK(t.neighbors(0).size() == 8);
+    CHECK(t.max_degree() == 14);
+    CHECK(t.neighbors(25).size() == 14);
+    CHECK(t.neighbors(26).size() == 12);
+    CHECK(t.min_degree() == 2);
+    // numpy.linalg.eigvalsh of the Metropolis matrix of networkx's graph: 0.0820975027.
+    CHECK(t.spectral_gap() == doctest::Approx(0.0820975027).epsilon(1e-9));
+    CHECK(t.spectral_gap() == doctest::Approx(independent_gap(t)).epsilon(1e-9));
+    CHECK(testing::config_error_of([] {
+            make_topology(testing::make_params({{"kind", "social"}}), 16, 1);
+          }).find("set nodes: 32, got 16") != std::string::npos);
+  }
+
+  TEST_CASE("Hypercube-16 and social-32: library gap equals an independent eigen computation") {
+    for (const char* kind : {"hypercube", "social"}) {
+      const int n = std::string(kind) == "social" ? 32 : 16;
+      const Topology t = make_topology(testing::make_params({{"kind", kind}}), n, 1);
+      CAPTURE(kind);
+      CHECK(t.spectral_gap() == doctest::Approx(independent_gap(t)).epsilon(1e-9));
+    }
   }
 
   TEST_CASE("Exponential: neighbours at distance 2^k and the circulant spectrum") {
