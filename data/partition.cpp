@@ -28,7 +28,8 @@ std::vector<std::vector<std::uint32_t>> indices_by_class(std::span<const std::in
 
 Partition make_partition(const Params& partition, std::span<const std::int32_t> labels,
                          int num_classes, int nodes, std::uint64_t seed) {
-  const std::string kind = partition.choice("kind", "iid", {"iid", "dirichlet", "shards"});
+  const std::string kind = partition.choice(
+      "kind", "iid", {"iid", "dirichlet", "dirichlet_qg", "shards", "classes_per_node"});
   const std::string where = section_where(partition);
   if (nodes < 1 || static_cast<std::size_t>(nodes) > labels.size())
     throw ConfigError(where + ": cannot split " + std::to_string(labels.size()) +
@@ -45,6 +46,10 @@ Partition make_partition(const Params& partition, std::span<const std::int32_t> 
     out.node_indices = partition_iid(labels.size(), nodes, rng);
   else if (kind == "dirichlet")
     out.node_indices = partition_dirichlet(partition, labels, num_classes, nodes, rng, where);
+  else if (kind == "dirichlet_qg")
+    out.node_indices = partition_dirichlet_qg(partition, labels, num_classes, nodes, rng);
+  else if (kind == "classes_per_node")
+    out.node_indices = partition_classes_per_node(partition, labels, num_classes, nodes, rng);
   else
     out.node_indices = partition_shards(partition, labels, num_classes, nodes, rng);
 
@@ -63,7 +68,11 @@ std::vector<std::pair<std::string, std::string>> partition_kinds() {
       {"iid", "uniform random split into equal parts"},
       {"dirichlet", "per-class Dirichlet(alpha) label skew, redrawn until every node has "
                     "min_size examples (keys alpha, min_size, max_redraws)"},
+      {"dirichlet_qg", "the QG-DSGDm code's Dirichlet split: groups of group_size nodes, "
+                       "equal node sizes (keys alpha, group_size, max_redraws)"},
       {"shards", "label-sorted shards, shards_per_node of them per node (key shards_per_node)"},
+      {"classes_per_node", "node i owns classes (i*k+j) mod C, each split equally among its "
+                           "owners, nodes cut to equal size (key classes_per_node)"},
   };
 }
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Splitting a training set across nodes: iid, dirichlet(alpha), shards.
+// Splitting a training set across nodes: iid, Dirichlet(alpha) label skew, shards, k classes.
 #pragma once
 
 #include "sim/core/params.hpp"
@@ -20,13 +20,15 @@ struct Partition {
 };
 
 // Keys of `data.partition:` (every one has a default):
-//   kind: iid                   # iid | dirichlet | shards
+//   kind: iid                   # iid | dirichlet | dirichlet_qg | shards | classes_per_node
 //   alpha: 0.5                  # dirichlet: concentration > 0 (small = few classes per node)
 //   min_size: 10                # dirichlet: redraw until every node has >= min_size examples
 //   max_redraws: 1000           # dirichlet: give up (ConfigError) after this many draws
 //   shards_per_node: 2          # shards: label-sorted shards per node, integer >= 1
+//   group_size: 10              # dirichlet_qg: nodes per Dirichlet group (QG code: 10)
+//   classes_per_node: 2         # classes_per_node: k in [1, classes]
 
-// Reads `partition:` (kind: iid | dirichlet | shards, with their keys) and splits `labels`
+// Reads `partition:` (kind and its keys) and splits `labels`
 // among `nodes` nodes with the seeded stream ("partition", no node). Every node gets at
 // least one example or a ConfigError says why not.
 Partition make_partition(const Params& partition, std::span<const std::int32_t> labels,

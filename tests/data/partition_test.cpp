@@ -169,12 +169,81 @@ TEST_SUITE("data") {
           }).find("did you mean 'dirichlet'") != std::string::npos);
   }
 
+  TEST_CASE("Partition: dirichlet_qg gives equal slices of the class-ordered buckets") {
+    const auto labels = cyclic_labels(10, 1000);
+    for (int nodes : {7, 16}) {
+      CAPTURE(nodes);
+      const auto p = make_partition(params_of({{"kind", "dirichlet_qg"}, {"alpha", "0.1"}}), labels,
+                                    10, nodes, 4);
+      // Equal sizes floor(N/n); disjoint; the remainder unused.
+      std::vector<int> seen(labels.size(), 0);
+      std::vector<std::uint32_t> all;
+      for (const auto& v : p.node_indices) {
+        CHECK(v.size() == labels.size() / static_cast<std::size_t>(nodes));
+        for (auto k : v)
+          CHECK(++seen[k] == 1);
+        all.insert(all.end(), v.begin(), v.end());
+      }
+      // Buckets are not shuffled: along the concatenation labels only fall where a new
+      // bucket starts, at most once per node of the groups.
+      int falls = 0;
+      for (std::size_t k = 1; k < all.size(); ++k)
+        falls += labels[all[k]] < labels[all[k - 1]] ? 1 : 0;
+      CHECK(falls <= nodes - 1);
+      CHECK(mean_max_share(p) > 0.5); // alpha = 0.1 is strongly skewed
+      const auto flat = make_partition(params_of({{"kind", "dirichlet_qg"}, {"alpha", "100"}}),
+                                       labels, 10, nodes, 4);
+      CHECK(mean_max_share(flat) < 0.25);
+    }
+    // Same seed, same split; the group size changes the split.
+    const auto two_classes = cyclic_labels(2, 5000); // too few classes for 10 skewed nodes
+    const auto a = make_partition(params_of({{"kind", "dirichlet_qg"}}), labels, 10, 16, 8);
+    const auto b = make_partition(params_of({{"kind", "dirichlet_qg"}}), labels, 10, 16, 8);
+    const auto c = make_partition(params_of({{"kind", "dirichlet_qg"}, {"group_size", "16"}}),
+                                  labels, 10, 16, 8);
+    CHECK(a.node_indices == b.node_indices);
+    CHECK(a.node_indices != c.node_indices);
+    CHECK(config_error_of([&] {
+            make_partition(
+                params_of({{"kind", "dirichlet_qg"}, {"alpha", "0.0001"}, {"max_redraws", "3"}}),
+                two_classes, 2, 16, 1);
+          }).find("s.yaml:3: alpha: dirichlet_qg alpha=0.0001 could not give every node") == 0);
+  }
+
+  TEST_CASE("Partition: classes_per_node gives node i classes (i*k + j) mod C, equal sizes") {
+    const auto labels = cyclic_labels(10, 100);
+    const auto p = make_partition(
+        params_of({{"kind", "classes_per_node"}, {"classes_per_node", "2"}}), labels, 10, 8, 3);
+    // Classes 0..5 have two owners (nodes i and i+5 share 2i mod 10): 50 examples each; the
+    // others one owner: 100. Every node is cut to the smallest node, 100 examples.
+    for (std::size_t i = 0; i < 8; ++i) {
+      CAPTURE(i);
+      const auto& h = p.label_histogram[i];
+      CHECK(p.node_indices[i].size() == 100);
+      for (std::size_t c = 0; c < 10; ++c) {
+        const bool owned = c == (2 * i) % 10 || c == (2 * i + 1) % 10;
+        CHECK((h[c] > 0) == owned);
+      }
+    }
+    CHECK(config_error_of([&] {
+            make_partition(params_of({{"kind", "classes_per_node"}, {"classes_per_node", "11"}}),
+                           labels, 10, 8, 3);
+          }).find("s.yaml:3: classes_per_node: expected") == 0);
+    // Two nodes, one class each: classes 2..9 are unused, node sizes 100.
+    const auto small = make_partition(
+        params_of({{"kind", "classes_per_node"}, {"classes_per_node", "1"}}), labels, 10, 2, 3);
+    CHECK(small.label_histogram[0][0] == 100);
+    CHECK(small.label_histogram[1][1] == 100);
+  }
+
   TEST_CASE("Partition: the kinds are listed with help") {
     const auto kinds = partition_kinds();
-    REQUIRE(kinds.size() == 3);
+    REQUIRE(kinds.size() == 5);
     CHECK(kinds[0].first == "iid");
     CHECK(kinds[1].first == "dirichlet");
-    CHECK(kinds[2].first == "shards");
+    CHECK(kinds[2].first == "dirichlet_qg");
+    CHECK(kinds[3].first == "shards");
+    CHECK(kinds[4].first == "classes_per_node");
     for (const auto& [name, help] : kinds)
       CHECK_FALSE(help.empty());
   }
