@@ -277,6 +277,24 @@ Params Params::child(std::string_view key) const {
   return Params(root_, n, file_, key_path(key));
 }
 
+std::vector<Params> Params::maps(std::string_view key) const {
+  ParamNode* n = lookup(key);
+  if (!n)
+    return {};
+  if (n->kind != ParamNode::Kind::List)
+    fail(key, "expected a list of maps, got " + describe_node(*n));
+  std::vector<Params> out;
+  for (std::size_t i = 0; i < n->items.size(); ++i) {
+    ParamNode& item = n->items[i];
+    if (item.kind != ParamNode::Kind::Map)
+      fail(key,
+           "expected a list of maps, item " + std::to_string(i) + " is " + describe_node(item));
+    item.used = true;
+    out.push_back(Params(root_, &item, file_, key_path(key) + "[" + std::to_string(i) + "]"));
+  }
+  return out;
+}
+
 void Params::reject_unused() const {
   std::vector<std::string> used_keys;
   for (const auto& [k, v] : node_->fields)
@@ -291,6 +309,12 @@ void Params::reject_unused() const {
     }
     if (v.kind == ParamNode::Kind::Map)
       Params(root_, const_cast<ParamNode*>(&v), file_, key_path(k)).reject_unused();
+    if (v.kind == ParamNode::Kind::List)
+      for (std::size_t i = 0; i < v.items.size(); ++i)
+        if (v.items[i].kind == ParamNode::Kind::Map && v.items[i].used)
+          Params(root_, const_cast<ParamNode*>(&v.items[i]), file_,
+                 key_path(k) + "[" + std::to_string(i) + "]")
+              .reject_unused();
   }
 }
 

@@ -56,6 +56,9 @@ public:
                               Range r = {}) const;
   // A nested map; created empty when absent so that its defaults get filled in.
   Params child(std::string_view key) const;
+  // A list of maps (e.g. failure windows), one view per item with path "key[i]"; absent or
+  // empty means none. reject_unused() checks the items' keys too.
+  std::vector<Params> maps(std::string_view key) const;
 
   // Throws for the first key under this view that no component read.
   void reject_unused() const;

@@ -76,7 +76,7 @@ void Simulator::start_gradient(int node, std::int64_t tag) {
   samplers_[static_cast<std::size_t>(node)].next_batch(slot.indices());
   slot.tag = tag;
   slot.started = now_;
-  slot.duration = parts_.compute->sample(node);
+  slot.duration = parts_.compute->sample(node, now_);
   slot.launch({node_params_.col(node).data(), dim_}, *parts_.algorithm, node);
   push_work(now_ + slot.duration, EventKind::GradientReady, node, -1, 0);
 }

@@ -4,15 +4,21 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <numeric>
+#include <sstream>
 
 namespace dtsim {
 
 ComputeTimeModel::ComputeTimeModel(const Params& p, int nodes, std::uint64_t seed) {
-  const std::string dist =
-      p.choice("dist", "constant", {"constant", "normal", "lognormal", "exponential", "gamma"});
-  mean_s_ = p.number("mean_s", 0.05, Range::positive());
-  if (dist == "constant") {
+  const std::string dist = p.choice(
+      "dist", "constant", {"constant", "normal", "lognormal", "exponential", "gamma", "trace"});
+  if (dist != "trace")
+    mean_s_ = p.number("mean_s", 0.05, Range::positive());
+  if (dist == "trace") {
+    dist_ = Dist::Trace;
+    read_trace(p, nodes);
+  } else if (dist == "constant") {
     dist_ = Dist::Constant;
   } else if (dist == "normal") {
     dist_ = Dist::Normal;
@@ -59,10 +65,105 @@ ComputeTimeModel::ComputeTimeModel(const Params& p, int nodes, std::uint64_t see
   }
   for (int i = 0; i < nodes; ++i)
     rngs_.push_back(Rng::stream(seed, "compute", static_cast<std::uint64_t>(i)));
+  read_failures(p, nodes);
 }
 
-double ComputeTimeModel::base_draw(Rng& rng) const {
+void ComputeTimeModel::read_trace(const Params& p, int nodes) {
+  const std::string path = p.text("file");
+  std::ifstream in(path);
+  if (!in)
+    p.fail("file", "cannot open compute-time trace " + path + " (CSV rows 'node,seconds')");
+  trace_.assign(static_cast<std::size_t>(nodes), {});
+  trace_pos_.assign(static_cast<std::size_t>(nodes), 0);
+  std::string line;
+  double sum = 0.0;
+  std::size_t count = 0;
+  for (int number = 1; std::getline(in, line); ++number) {
+    line = line.substr(0, line.find('#'));
+    if (line.find_first_not_of(" \t\r") == std::string::npos)
+      continue;
+    std::replace(line.begin(), line.end(), ',', ' ');
+    std::istringstream fields(line);
+    long long node = 0;
+    double seconds = 0;
+    std::string rest;
+    if (!(fields >> node >> seconds) || (fields >> rest)) {
+      if (count == 0 && number == 1)
+        continue; // a header line
+      p.fail("file",
+             path + ":" + std::to_string(number) + ": expected 'node,seconds', got '" + line + "'");
+    }
+    if (node < 0 || node >= nodes)
+      p.fail("file", path + ":" + std::to_string(number) + ": node " + std::to_string(node) +
+                         " out of range [0, " + std::to_string(nodes - 1) + "]");
+    if (!(seconds > 0) || !std::isfinite(seconds))
+      p.fail("file", path + ":" + std::to_string(number) + ": expected seconds > 0, got " +
+                         format_number(seconds));
+    trace_[static_cast<std::size_t>(node)].push_back(seconds);
+    sum += seconds;
+    ++count;
+  }
+  for (int i = 0; i < nodes; ++i)
+    if (trace_[static_cast<std::size_t>(i)].empty())
+      p.fail("file", path + ": no durations for node " + std::to_string(i) + " (every node " +
+                         "needs at least one row)");
+  mean_s_ = sum / static_cast<double>(count);
+}
+
+void ComputeTimeModel::read_failures(const Params& p, int nodes) {
+  outages_.assign(static_cast<std::size_t>(nodes), {});
+  for (const Params& f : p.maps("failures")) {
+    const auto node = f.integer("node", Range::between(0, nodes - 1));
+    const double from = f.number("from_s", Range::non_negative());
+    const double to = f.number("to_s", Range::positive());
+    if (to <= from)
+      f.fail("to_s",
+             "expected to_s > from_s = " + format_number(from) + ", got " + format_number(to));
+    outages_[static_cast<std::size_t>(node)].push_back(
+        {SimTime::from_seconds(from), SimTime::from_seconds(to)});
+  }
+  // Overlapping windows of one node merge into one.
+  for (auto& list : outages_) {
+    std::sort(list.begin(), list.end(),
+              [](const Outage& a, const Outage& b) { return a.from < b.from; });
+    std::vector<Outage> merged;
+    for (const Outage& o : list) {
+      if (!merged.empty() && o.from <= merged.back().to)
+        merged.back().to = std::max(merged.back().to, o.to);
+      else
+        merged.push_back(o);
+    }
+    list = std::move(merged);
+  }
+}
+
+SimTime ComputeTimeModel::stretch(int node, SimTime start, SimTime work) const {
+  SimTime t = start;
+  SimTime left = work;
+  for (const Outage& o : outages_[static_cast<std::size_t>(node)]) {
+    if (o.to <= t)
+      continue;
+    if (o.from > t) {
+      const SimTime run = std::min(left, o.from - t);
+      t = t + run;
+      left = left - run;
+      if (left.ns() == 0)
+        break;
+    }
+    t = std::max(t, o.to);
+  }
+  return t + left - start;
+}
+
+double ComputeTimeModel::base_draw(int node, Rng& rng) {
   switch (dist_) {
+  case Dist::Trace: {
+    const auto i = static_cast<std::size_t>(node);
+    const auto& rows = trace_[i];
+    const double t = rows[trace_pos_[i]];
+    trace_pos_[i] = (trace_pos_[i] + 1) % rows.size();
+    return t;
+  }
   case Dist::Constant:
     return mean_s_;
   case Dist::Normal:
@@ -78,15 +179,16 @@ double ComputeTimeModel::base_draw(Rng& rng) const {
   return mean_s_;
 }
 
-SimTime ComputeTimeModel::sample(int node) {
+SimTime ComputeTimeModel::sample(int node, SimTime start) {
   const auto i = static_cast<std::size_t>(node);
   Rng& rng = rngs_[i];
-  double t = base_draw(rng) * speed_[i];
+  double t = base_draw(node, rng) * speed_[i];
   const bool slow = transient_ ? rng.bernoulli(straggler_fraction_) : slow_[i];
   if (slow)
     t *= slowdown_;
   // At least 1 ns so that a gradient never completes at the instant it starts.
-  return SimTime::from_ns(std::max<std::int64_t>(1, SimTime::from_seconds(t).ns()));
+  const SimTime work = SimTime::from_ns(std::max<std::int64_t>(1, SimTime::from_seconds(t).ns()));
+  return stretch(node, start, work);
 }
 
 } // namespace dtsim

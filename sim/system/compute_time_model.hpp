@@ -12,10 +12,16 @@
 
 namespace dtsim {
 
-// Per-node compute time = base draw x node speed factor x straggler slowdown.
+// Per-node compute time = base draw x node speed factor x straggler slowdown, stretched by
+// the node's outage windows.
 // Keys of `system.compute` (all optional):
-//   dist: constant | normal | lognormal | exponential | gamma   (default constant)
-//   mean_s: mean seconds per minibatch (> 0, default 0.05)
+//   dist: constant | normal | lognormal | exponential | gamma | trace  (default constant)
+//   mean_s: mean seconds per minibatch (> 0, default 0.05; not for trace)
+//   file: trace: CSV of measured durations, rows "node,seconds" (a header line and '#'
+//         comments allowed); each node replays its own rows in file order, cycling
+//   failures: [{node: i, from_s: a, to_s: b}, ...] outage windows: node i computes nothing
+//          in [a, b) (a gradient under way is frozen and resumes at b; messages still
+//          arrive and are handled), e.g. a pre-empted or rebooting worker
 //   sigma: lognormal sigma of log-time (default 0.3); normal: coefficient of variation
 //          (std / mean, default 0.1, draws truncated at 1% of the mean)
 //   shape: gamma shape k (default 2)
@@ -30,14 +36,22 @@ class ComputeTimeModel {
 public:
   ComputeTimeModel(const Params& compute, int nodes, std::uint64_t seed);
 
-  SimTime sample(int node);
+  // Duration of a gradient that node starts at `start`.
+  SimTime sample(int node, SimTime start = SimTime());
   double speed_factor(int node) const { return speed_[static_cast<std::size_t>(node)]; }
   bool permanent_straggler(int node) const { return slow_[static_cast<std::size_t>(node)]; }
   double mean_seconds() const { return mean_s_; }
 
 private:
-  enum class Dist { Constant, Normal, Lognormal, Exponential, Gamma };
-  double base_draw(Rng& rng) const;
+  enum class Dist { Constant, Normal, Lognormal, Exponential, Gamma, Trace };
+  struct Outage {
+    SimTime from, to;
+  };
+  double base_draw(int node, Rng& rng);
+  void read_trace(const Params& p, int nodes);
+  void read_failures(const Params& p, int nodes);
+  // Wall-clock span of `work` of computing started at `start`, frozen during outages.
+  SimTime stretch(int node, SimTime start, SimTime work) const;
 
   Dist dist_ = Dist::Constant;
   double mean_s_ = 0.05;
@@ -49,6 +63,9 @@ private:
   std::vector<double> speed_;
   std::vector<bool> slow_;
   std::vector<Rng> rngs_;
+  std::vector<std::vector<double>> trace_; // per node, seconds (dist: trace)
+  std::vector<std::size_t> trace_pos_;
+  std::vector<std::vector<Outage>> outages_; // per node, sorted, non-overlapping
 };
 
 } // namespace dtsim
