@@ -108,7 +108,7 @@ void Simulator::send(int src, int dst, const MessageInfo& info, SharedBuffer pay
     stats_[static_cast<std::size_t>(src)].bytes_sent += wire_bytes;
     ++stats_[static_cast<std::size_t>(src)].messages_sent;
   }
-  push_work(parts_.network->send(src, wire_bytes, now_), EventKind::MessageArrival, dst, src, slot);
+  push_work(parts_.network->send(src, dst, wire_bytes, now_), EventKind::MessageArrival, dst, src, slot);
 }
 
 void Simulator::set_timer(int node, SimTime delay, std::int32_t tag) {

@@ -1,29 +1,98 @@
 // SPDX-License-Identifier: MIT
-// Sender-side FIFO link with latency and bandwidth.
+// Sender-side (and optional receiver-side) FIFO links with per-link latency and bandwidth.
 #include "sim/system/network_model.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
 
 namespace dtsim {
 
-NetworkModel::NetworkModel(const Params& p, int endpoints, std::uint64_t seed) {
+NetworkModel::NetworkModel(const Params& p, int endpoints, std::uint64_t seed)
+    : endpoints_(endpoints) {
   latency_s_ = p.number("latency_s", 0.001, Range::non_negative());
+  if (p.has("latency_matrix"))
+    read_latency_matrix(p);
   jitter_s_ = p.number("jitter_s", 0.0, Range::non_negative());
   bandwidth_ = p.number("bandwidth_Bps", 1e9, Range::positive());
-  link_free_at_.assign(static_cast<std::size_t>(endpoints), SimTime());
+  server_bandwidth_ = p.number("server_bandwidth_Bps", bandwidth_, Range::positive());
+  receiver_queueing_ = p.flag("receiver_queueing", false);
+  out_free_at_.assign(static_cast<std::size_t>(endpoints), SimTime());
+  in_free_at_.assign(static_cast<std::size_t>(endpoints), SimTime());
   for (int i = 0; i < endpoints; ++i)
     rngs_.push_back(Rng::stream(seed, "network", static_cast<std::uint64_t>(i)));
 }
 
-SimTime NetworkModel::send(int src, std::int64_t bytes, SimTime now) {
+void NetworkModel::read_latency_matrix(const Params& p) {
+  const std::string path = p.text("latency_matrix");
+  std::ifstream in(path);
+  if (!in)
+    p.fail("latency_matrix", "cannot open latency matrix " + path);
+  std::vector<std::vector<double>> rows;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    line = line.substr(0, line.find('#'));
+    if (line.find_first_not_of(" \t\r") == std::string::npos)
+      continue;
+    std::replace(line.begin(), line.end(), ',', ' ');
+    std::istringstream fields(line);
+    std::vector<double> row;
+    std::string cell;
+    while (fields >> cell) {
+      char* end = nullptr;
+      const double x = std::strtod(cell.c_str(), &end);
+      if (end == cell.c_str() || *end != '\0' || !std::isfinite(x) || x < 0)
+        p.fail("latency_matrix", path + ":" + std::to_string(number) +
+                                     ": expected latencies in seconds >= 0, got '" + cell + "'");
+      row.push_back(x);
+    }
+    rows.push_back(std::move(row));
+  }
+  const int nodes = endpoints_ - 1; // the last endpoint is the server
+  const auto size = static_cast<int>(rows.size());
+  if (size != nodes && size != endpoints_)
+    p.fail("latency_matrix", path + ": expected " + std::to_string(nodes) + " rows (one per " +
+                                 "node) or " + std::to_string(endpoints_) + " (server last), got " +
+                                 std::to_string(size));
+  for (int r = 0; r < size; ++r)
+    if (static_cast<int>(rows[static_cast<std::size_t>(r)].size()) != size)
+      p.fail("latency_matrix", path + ": row " + std::to_string(r + 1) + " has " +
+                                   std::to_string(rows[static_cast<std::size_t>(r)].size()) +
+                                   " entries, expected " + std::to_string(size));
+  matrix_size_ = size;
+  for (const auto& row : rows)
+    matrix_.insert(matrix_.end(), row.begin(), row.end());
+}
+
+double NetworkModel::latency(int src, int dst) const {
+  if (src < matrix_size_ && dst < matrix_size_)
+    return matrix_[static_cast<std::size_t>(src) * static_cast<std::size_t>(matrix_size_) +
+                   static_cast<std::size_t>(dst)];
+  return latency_s_;
+}
+
+double NetworkModel::link_bandwidth(int endpoint) const {
+  return endpoint == endpoints_ - 1 ? server_bandwidth_ : bandwidth_;
+}
+
+SimTime NetworkModel::send(int src, int dst, std::int64_t bytes, SimTime now) {
   const auto s = static_cast<std::size_t>(src);
-  const SimTime departure = std::max(now, link_free_at_[s]);
-  const SimTime transmission = SimTime::from_seconds(static_cast<double>(bytes) / bandwidth_);
-  link_free_at_[s] = departure + transmission;
-  double latency = latency_s_;
+  const auto b = static_cast<double>(bytes);
+  const SimTime departure = std::max(now, out_free_at_[s]);
+  out_free_at_[s] = departure + SimTime::from_seconds(b / link_bandwidth(src));
+  double delay = latency(src, dst);
   if (jitter_s_ > 0)
-    latency += rngs_[s].exponential(jitter_s_);
-  return link_free_at_[s] + SimTime::from_seconds(latency);
+    delay += rngs_[s].exponential(jitter_s_);
+  SimTime arrival = out_free_at_[s] + SimTime::from_seconds(delay);
+  if (receiver_queueing_) {
+    // Cut-through: an idle receiver link adds nothing; a busy one delivers this message one
+    // transmission time after the previous.
+    auto& in_free = in_free_at_[static_cast<std::size_t>(dst)];
+    arrival = std::max(arrival, in_free + SimTime::from_seconds(b / link_bandwidth(dst)));
+    in_free = arrival;
+  }
+  return arrival;
 }
 
 } // namespace dtsim
