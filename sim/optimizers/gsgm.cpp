@@ -27,9 +27,12 @@ Gsgm::Gsgm(const Params& p, const AlgorithmSetup& setup)
     dc_ = std::make_unique<DelayCompensation>(p.child("dc"), setup.nodes, setup.num_params);
   table_.resize(d, setup.nodes);
   avg_.resize(d);
+  if (average_) {
+    sum_ = Eigen::VectorXd::Zero(d);
+    member_.assign(static_cast<std::size_t>(setup.nodes), false);
+  }
   if (momentum_ > 0)
     m_ = Vec::Zero(d);
-  members_.reserve(static_cast<std::size_t>(setup.nodes));
   recent_.reserve(static_cast<std::size_t>(setup.nodes));
 }
 
@@ -48,7 +51,8 @@ std::string Gsgm::describe() const {
 
 std::size_t Gsgm::state_bytes() const {
   return ParameterServer::state_bytes() + (dc_ ? dc_->state_bytes() : 0) +
-         static_cast<std::size_t>(table_.size() + m_.size() + avg_.size()) * sizeof(float);
+         static_cast<std::size_t>(table_.size() + m_.size() + avg_.size()) * sizeof(float) +
+         static_cast<std::size_t>(sum_.size()) * sizeof(double);
 }
 
 void Gsgm::on_start(Context&) {
@@ -67,6 +71,9 @@ bool Gsgm::eligible(int worker) const {
 void Gsgm::apply(Context& ctx, int worker, std::span<const float> g, std::int64_t tau) {
   const auto k = static_cast<std::size_t>(worker);
   auto gk = table_.col(worker);
+  // The running sum of A's gradients loses G[k]'s old value before it is overwritten.
+  if (average_ && member_[k])
+    sum_ -= gk.cast<double>();
   gk = as_vec(g);
   if (dc_)
     dc_->compensate(worker, {gk.data(), static_cast<std::size_t>(gk.size())}, w_);
@@ -78,22 +85,8 @@ void Gsgm::apply(Context& ctx, int worker, std::span<const float> g, std::int64_
   if (!average_) {
     server_step(w_, m_, gk, lr_, momentum_, weight_decay_);
   } else {
-    members_.clear();
-    const auto recent_end =
-        recent_.begin() + static_cast<std::ptrdiff_t>(std::min(last_, recent_.size()));
-    for (int j = 0; j < nodes_; ++j) {
-      const std::int64_t age = age_[static_cast<std::size_t>(j)];
-      const bool fresh = average_by_window_
-                             ? age >= 0 && version_ - age <= window_
-                             : std::find(recent_.begin(), recent_end, j) != recent_end;
-      if (j == worker || fresh)
-        members_.push_back(j);
-    }
-    // Summed in worker order: deterministic whatever the arrival pattern.
-    avg_ = table_.col(members_.front());
-    for (std::size_t m = 1; m < members_.size(); ++m)
-      avg_ += table_.col(members_[m]);
-    avg_ /= static_cast<float>(members_.size());
+    update_members(worker);
+    avg_ = (sum_ * (1.0 / static_cast<double>(members_))).cast<float>();
     server_step(w_, m_, avg_, lr_, momentum_, weight_decay_);
   }
   ++version_;
@@ -101,6 +94,30 @@ void Gsgm::apply(Context& ctx, int worker, std::span<const float> g, std::int64_
     dc_->remember(worker, w_);
   record_update(ctx, worker, version_ - 1 - tau);
   reply(ctx, worker);
+}
+
+// A = {worker} + the fresh workers. Only membership changes touch the d-vector sum (in
+// double, so that the running sum does not drift from the exact mean): about three vector
+// operations per update instead of |A|, whatever n.
+void Gsgm::update_members(int worker) {
+  const auto recent_end =
+      recent_.begin() + static_cast<std::ptrdiff_t>(std::min(last_, recent_.size()));
+  members_ = 0;
+  for (int j = 0; j < nodes_; ++j) {
+    const auto u = static_cast<std::size_t>(j);
+    const std::int64_t age = age_[u];
+    const bool fresh = average_by_window_ ? age >= 0 && version_ - age <= window_
+                                          : std::find(recent_.begin(), recent_end, j) != recent_end;
+    const bool member = j == worker || fresh;
+    if (j == worker)
+      sum_ += table_.col(j).cast<double>(); // its old value left the sum in apply()
+    else if (member && !member_[u])
+      sum_ += table_.col(j).cast<double>();
+    else if (!member && member_[u])
+      sum_ -= table_.col(j).cast<double>();
+    member_[u] = member;
+    members_ += member ? 1 : 0;
+  }
 }
 
 void Gsgm::add_metrics(std::vector<std::pair<std::string, double>>& columns) const {

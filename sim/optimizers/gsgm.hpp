@@ -38,6 +38,7 @@ private:
   void apply(Context& ctx, int worker, std::span<const float> g, std::int64_t tau) override;
   bool eligible(int worker) const override;
   std::int64_t min_count() const;
+  void update_members(int worker);
 
   bool schedule_;
   std::int64_t slack_;
@@ -52,7 +53,9 @@ private:
   std::vector<std::int64_t> age_;   // server version when G[j] was stored; -1 = never
   std::vector<std::int64_t> count_; // accepted updates per worker
   std::vector<int> recent_;         // distinct workers, most recent first
-  std::vector<int> members_;        // scratch: A, in worker order
+  std::vector<bool> member_;        // j in A at the last update
+  int members_ = 0;                 // |A|
+  Eigen::VectorXd sum_;             // sum of G[j] over A, kept up to date incrementally
   Vec m_;
   Vec avg_;
 };

@@ -75,6 +75,18 @@ TEST_SUITE("optimizers") {
     check_same_trajectory(asgd, gsgm);
   }
 
+  TEST_CASE("Gsgm: averaging over the serving worker alone is ASGD (window 0, last 1)") {
+    // Each update's worker enters the running sum and the previous one leaves it: the
+    // incremental mean must then be exactly the worker's own gradient.
+    const auto asgd = run(ps_scenario("{name: asgd, lr: 0.1}"));
+    for (const char* average : {"window: 0", "average_by: last, last: 1"}) {
+      CAPTURE(average);
+      const auto gsgm = run(ps_scenario(std::string("{name: gsgm, lr: 0.1, schedule: false, ") +
+                                        "global_momentum: false, " + average + "}"));
+      check_same_trajectory(asgd, gsgm);
+    }
+  }
+
   TEST_CASE("Gsgm: global momentum alone is ASGD with server momentum") {
     const auto asgd = run(ps_scenario("{name: asgd, lr: 0.05, momentum: 0.9}"));
     const auto gsgm =
