@@ -2,28 +2,35 @@
 // Conversions between the dataset's column layout and lane-blocked feature maps.
 #include "models/feature_map.hpp"
 
+#include <algorithm>
+
 namespace dtsim {
 
 void stage_input(const float* columns, int count, MapShape image, int pad, float* blocks) {
   const int features = image.features();
   const MapShape padded{image.height + 2 * pad, image.width + 2 * pad, image.channels};
-  const int c_count = image.channels;
   for (int b = 0; b < lane_blocks(count); ++b) {
     float* block = blocks + static_cast<std::size_t>(b) * padded.block_floats();
-    for (int lane = 0; lane < kLanes; ++lane) {
-      const int n = b * kLanes + lane;
-      const float* col = n < count ? columns + static_cast<std::size_t>(n) * features : nullptr;
+    const int lanes = std::min(kLanes, count - b * kLanes);
+    const float* col[kLanes];
+    for (int lane = 0; lane < lanes; ++lane)
+      col[lane] = columns + static_cast<std::size_t>(b * kLanes + lane) * features;
+    // The dataset stores channel planes (CHW); the map keeps a pixel's channels together. The
+    // kLanes values of one feature are gathered and stored contiguously.
+    int f = 0;
+    for (int c = 0; c < image.channels; ++c)
       for (int y = 0; y < image.height; ++y) {
-        float* row = block + static_cast<std::size_t>(y + pad) * padded.row_floats() +
-                     static_cast<std::size_t>(pad) * padded.pixel_floats() + lane;
-        for (int x = 0; x < image.width; ++x)
-          for (int c = 0; c < c_count; ++c) {
-            // The dataset stores channel planes (CHW); the map keeps a pixel's channels together.
-            const float v = col ? col[(c * image.height + y) * image.width + x] : 0.0f;
-            row[(static_cast<std::size_t>(x) * c_count + c) * kLanes] = v;
-          }
+        float* dst = block + static_cast<std::size_t>(y + pad) * padded.row_floats() +
+                     static_cast<std::size_t>(pad) * padded.pixel_floats() +
+                     static_cast<std::size_t>(c) * kLanes;
+        for (int x = 0; x < image.width; ++x, ++f, dst += padded.pixel_floats()) {
+          int lane = 0;
+          for (; lane < lanes; ++lane)
+            dst[lane] = col[lane][f];
+          for (; lane < kLanes; ++lane)
+            dst[lane] = 0.0f;
+        }
       }
-    }
   }
 }
 
