@@ -17,7 +17,7 @@ class Rng;
 //   forward         z(pixel, co)  += W(k, co) x(pixel + k)      tile: 6 channels x 2 lane blocks
 //   weight gradient dW(k, co)     += x(pixel + k) dz(pixel, co) tile: 3 k x 4 channels, per lane
 //   input gradient  dx(pixel, ci) += W(k, co) dz(pixel - k, co) tile: 6 channels x 2 lane blocks
-// where k runs over (ky, kx, ci). Each tile does 12 FMAs per 8 loads from L1.
+// where k runs over (ky, kx, ci). A full tile does 12 FMAs per 7 or 8 loads.
 //
 // Parameter layout at `offset`: W as kernel x kernel x in_channels x out_channels (ky, kx, ci,
 // co; co fastest: the forward tile broadcasts consecutive weights), then b (out_channels).
