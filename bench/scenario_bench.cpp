@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// dtsim_bench: FMA peak, the MLP step, and a 32-node Fashion-MNIST run at 1 and 2 threads,
-// all measured in one process so that the ratios compare like with like.
+// dtsim_bench: FMA peak, the MLP and LeNet steps, and a 32-node Fashion-MNIST run at 1 and 2
+// threads, all measured in one process so that the ratios compare like with like.
 #include "bench/fma_peak.hpp"
 #include "bench/model_step_bench.hpp"
 #include "models/make_model.hpp"
@@ -69,6 +69,22 @@ int main(int argc, char** argv) {
                 batch, s.gflops, 100 * s.gflops / peak, s.gflops_best, 100 * s.gflops_best / peak,
                 s.steps_per_second);
   }
+
+  // LeNet-5 on Fashion-MNIST-shaped input (1x28x28, first conv padded by 2).
+  auto lenet_root = std::make_shared<ParamNode>(ParamNode::make_map());
+  lenet_root->fields.emplace_back("kind", ParamNode::make_scalar("lenet"));
+  const auto lenet = make_model(Params(lenet_root, "bench"), {1, 28, 28}, 10);
+  std::printf("model: %s, %.2f MFLOP per example\n", lenet->describe().c_str(),
+              lenet->flops_per_example() / 1e6);
+  for (int batch : {32, 128}) {
+    const StepBenchResult s = bench_model_step(*lenet, 784, batch, 2.0);
+    std::printf("LeNet SGD step, batch %3d, 1 thread: median %6.1f GFLOP/s = %3.0f%% of peak "
+                "(best %6.1f = %3.0f%%), %6.0f steps/s = %.3f ms/step (best %.3f)\n",
+                batch, s.gflops, 100 * s.gflops / peak, s.gflops_best, 100 * s.gflops_best / peak,
+                s.steps_per_second, 1e3 * s.seconds_per_step, 1e3 * s.seconds_per_step_best);
+  }
+  if (epochs <= 0)
+    return 0; // model steps only
 
   std::printf("32-node Fashion-MNIST D-PSGD run, %.1f epochs (%s):\n", epochs,
               "ring, MLP, batch 32");

@@ -2,6 +2,7 @@
 // Builds the train/test data a scenario names (the `data:` section's dataset keys).
 #include "data/load_dataset.hpp"
 
+#include "data/cifar.hpp"
 #include "data/fashion_mnist.hpp"
 #include "data/synthetic.hpp"
 #include "sim/core/rng.hpp"
@@ -39,7 +40,8 @@ void take_subset(const Params& data, const char* key, std::int64_t k, Dataset& d
 } // namespace
 
 DataSplit load_dataset(const Params& data, std::uint64_t seed) {
-  const std::string kind = data.choice("dataset", "fashion-mnist", {"fashion-mnist", "synthetic"});
+  const std::string kind = data.choice("dataset", "fashion-mnist",
+                                       {"fashion-mnist", "synthetic", "cifar10", "cifar100"});
   const auto train_samples = data.integer("train_samples", 0, Range::non_negative());
   const auto test_samples = data.integer("test_samples", 0, Range::non_negative());
 
@@ -48,6 +50,22 @@ DataSplit load_dataset(const Params& data, std::uint64_t seed) {
   if (kind == "fashion-mnist") {
     const std::string path = data.text("path", "/usr/share/datasets/fashion-mnist");
     s = load_fashion_mnist(path, data.where("path"));
+  } else if (kind == "cifar10" || kind == "cifar100") {
+    // No standard location: the directory must be given.
+    if (!data.has("path"))
+      data.fail("path",
+                "expected the directory of the " +
+                    std::string(kind == "cifar10" ? "CIFAR-10 binary files (data_batch_1.bin "
+                                                    "... data_batch_5.bin, test_batch.bin)"
+                                                  : "CIFAR-100 binary files (train.bin, "
+                                                    "test.bin)"));
+    const std::string path = data.text("path");
+    if (kind == "cifar10") {
+      s = load_cifar10(path, data.where("path"));
+    } else {
+      const bool fine = data.choice("labels", "fine", {"fine", "coarse"}) == "fine";
+      s = load_cifar100(path, fine ? CifarLabels::Fine : CifarLabels::Coarse, data.where("path"));
+    }
   } else {
     s = make_synthetic(data.child("synthetic"), seed);
   }
@@ -62,6 +80,10 @@ std::vector<std::pair<std::string, std::string>> dataset_kinds() {
       {"fashion-mnist", "Fashion-MNIST 28x28 grey images, 10 classes, 60000 train / 10000 test "
                         "(Debian package dataset-fashion-mnist)"},
       {"synthetic", "seeded Gaussian mixture, one mean per class (keys under synthetic:)"},
+      {"cifar10", "CIFAR-10 32x32 colour images, 10 classes, 50000 train / 10000 test (binary "
+                  "version's files in path:)"},
+      {"cifar100", "CIFAR-100 32x32 colour images, 100 fine classes (labels: fine) or 20 coarse "
+                   "(labels: coarse), 50000 train / 10000 test (binary version's files in path:)"},
   };
 }
 

@@ -13,9 +13,13 @@
 namespace dtsim {
 
 // Keys of the `data:` section read here (every one has a default):
-//   dataset: fashion-mnist      # fashion-mnist | synthetic
-//   path: /usr/share/datasets/fashion-mnist   # fashion-mnist only: directory of the four
-//                               #   IDX .gz files (Debian package dataset-fashion-mnist)
+//   dataset: fashion-mnist      # fashion-mnist | synthetic | cifar10 | cifar100
+//   path: /usr/share/datasets/fashion-mnist   # fashion-mnist: directory of the four
+//                               #   IDX .gz files (Debian package dataset-fashion-mnist);
+//                               #   cifar10 / cifar100 (required): directory of the binary
+//                               #   version's files (data_batch_1..5.bin + test_batch.bin;
+//                               #   train.bin + test.bin)
+//   labels: fine                # cifar100 only: fine (100 classes) | coarse (20)
 //   train_samples: 0            # integer >= 0; 0 = the whole training set, k = the first k
 //   test_samples: 0             #   examples of a seeded shuffle (stream "data-subset",
 //                               #   index 0 for train, 1 for test), kept in file order
@@ -30,7 +34,8 @@ namespace dtsim {
 // The other keys of `data:` (partition, batch_size) belong to other components and are left
 // unread here.
 
-// Reads from `data`: dataset (fashion-mnist | synthetic), path, train_samples, test_samples
+// Reads from `data`: dataset (fashion-mnist | synthetic | cifar10 | cifar100), path, labels
+// (cifar100), train_samples, test_samples
 // (0 = all) and, for synthetic, its generator keys. Subsets are the first examples of a
 // seeded shuffle. Throws ConfigError on bad keys or missing files (naming the Debian package).
 DataSplit load_dataset(const Params& data, std::uint64_t seed);

@@ -2,6 +2,7 @@
 // make_model: reads the scenario's `model:` section and builds the network it names.
 #include "models/make_model.hpp"
 
+#include "models/cnn.hpp"
 #include "models/mlp.hpp"
 
 #include <cmath>
@@ -18,6 +19,58 @@ std::string format_count(double x) {
   return std::to_string(static_cast<long long>(x));
 }
 
+// Reads a list key of positive integers (widths, channel counts).
+std::vector<int> read_widths(const Params& model, const char* key, const std::vector<double>& def,
+                             double min) {
+  const std::vector<double> v = model.numbers(key, def, Range::at_least(min));
+  for (double x : v)
+    if (x != std::floor(x) || x > 1e9)
+      model.fail(key, "expected a list of integers >= " + format_number(min) + ", got " +
+                          format_number(x));
+  return {v.begin(), v.end()};
+}
+
+// kind lenet | cnn: conv stages (keys channels, kernel, padding, hidden for cnn; LeNet-5's
+// values for lenet). The first conv pads 28x28 inputs by 2 (LeNet-5's 32x32 canvas).
+std::unique_ptr<Model> make_cnn(const Params& model, const std::string& kind,
+                                const std::vector<int>& input_shape, int num_classes) {
+  Cnn::Config c;
+  c.name = kind;
+  c.input_shape = input_shape;
+  c.num_classes = num_classes;
+  const bool image = input_shape.size() == 3;
+  const int first_pad = image && input_shape[1] == 28 && input_shape[2] == 28 ? 2 : 0;
+  const char* key = "kind";
+  if (kind == "cnn") {
+    c.channels = read_widths(model, "channels", {6, 16}, 1);
+    if (c.channels.empty())
+      model.fail("channels", "expected a non-empty list of conv channel counts");
+    c.kernel = static_cast<int>(model.integer("kernel", 5, Range::between(1, 64)));
+    std::vector<double> pad_default(c.channels.size(), 0.0);
+    pad_default[0] = first_pad;
+    c.padding = read_widths(model, "padding", pad_default, 0);
+    if (c.padding.size() != c.channels.size())
+      model.fail("padding", "expected one padding per conv stage (" +
+                                std::to_string(c.channels.size()) + " values), got " +
+                                std::to_string(c.padding.size()));
+    c.hidden = read_widths(model, "hidden", {120, 84}, 1);
+    key = "channels";
+  } else {
+    c.padding = {first_pad, 0};
+  }
+  if (!image)
+    model.fail("kind", "expected image data (channels x height x width) for a " + kind + ", got " +
+                           std::to_string(input_shape.size()) +
+                           "-dimensional examples (use mlp or softmax)");
+  if (const std::string e = Cnn::config_error(c); !e.empty())
+    model.fail(key, e);
+  const double params = Cnn::count_params(c);
+  if (params > kMaxParams)
+    model.fail(key, "expected a model of at most " + format_count(kMaxParams) +
+                        " parameters, got " + format_count(params));
+  return std::make_unique<Cnn>(std::move(c));
+}
+
 } // namespace
 
 std::unique_ptr<Model> make_model(const Params& model, const std::vector<int>& input_shape,
@@ -31,7 +84,9 @@ std::unique_ptr<Model> make_model(const Params& model, const std::vector<int>& i
     inputs *= d;
   }
 
-  const std::string kind = model.choice("kind", "mlp", {"softmax", "mlp"});
+  const std::string kind = model.choice("kind", "mlp", {"softmax", "mlp", "lenet", "cnn"});
+  if (kind == "lenet" || kind == "cnn")
+    return make_cnn(model, kind, input_shape, num_classes);
   std::vector<double> widths;
   if (kind == "mlp") {
     // Read only for kind mlp: a `hidden` given to softmax stays unread and is reported.
@@ -64,6 +119,10 @@ std::vector<std::pair<std::string, std::string>> model_kinds() {
   return {
       {"softmax", "multinomial logistic regression: one dense layer, softmax cross-entropy"},
       {"mlp", "multilayer perceptron with ReLU; hidden: layer widths (default [256, 128])"},
+      {"lenet", "LeNet-5 CNN for image data: conv5x5 6, pool, conv5x5 16, pool, dense 120-84 "
+                "(ReLU, max pooling; 28x28 inputs padded by 2)"},
+      {"cnn", "LeNet-style CNN: channels (default [6, 16]) conv+ReLU+2x2 max-pool stages, "
+              "kernel (5), padding (per stage), hidden dense widths (default [120, 84])"},
   };
 }
 

@@ -10,7 +10,7 @@
 
 namespace dtsim {
 
-// Reads `model:` (kind: softmax | mlp, hidden: [..]) for inputs of `input_shape` and
+// Reads `model:` (kind: softmax | mlp | lenet | cnn and their keys) for inputs of `input_shape` and
 // `num_classes` outputs. Throws ConfigError for unknown kinds or bad sizes.
 std::unique_ptr<Model> make_model(const Params& model, const std::vector<int>& input_shape,
                                   int num_classes);

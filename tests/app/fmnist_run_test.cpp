@@ -23,4 +23,15 @@ TEST_SUITE("app") {
     CHECK(t.metrics.at("test_accuracy").back() >= 0.80);
     CHECK(t.metrics.at("test_accuracy").front() < 0.25); // the initial model is near chance
   }
+
+  TEST_CASE("Fashion-MNIST: LeNet on an 8-node IID ring reaches 0.80 within one epoch") {
+    const std::string out =
+        (std::filesystem::temp_directory_path() / "dtsim_fmnist_lenet8.h5").string();
+    const auto r =
+        run_cli("run scenarios/lenet-quick.yaml -o " + out + " --quiet --set eval.every_s=100");
+    REQUIRE(r.exit_code == 0);
+    const TraceContents t = read_trace(out);
+    CHECK(t.metrics.at("epoch").back() == doctest::Approx(1.0).epsilon(0.01));
+    CHECK(t.metrics.at("test_accuracy").back() >= 0.80);
+  }
 }

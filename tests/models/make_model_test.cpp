@@ -31,6 +31,36 @@ Params model_section(std::initializer_list<std::pair<std::string, std::string>> 
   return Params(root, "s.yaml").child("model");
 }
 
+// A `model:` map at line 3 of s.yaml with scalar keys and list keys, one key per line from 4.
+Params
+section_with_lists(std::initializer_list<std::pair<std::string, std::string>> scalars,
+                   std::initializer_list<std::pair<std::string, std::vector<std::string>>> lists) {
+  auto root = std::make_shared<ParamNode>(ParamNode::make_map(1));
+  ParamNode model = ParamNode::make_map(3);
+  int line = 4;
+  for (const auto& [k, v] : scalars)
+    model.fields.emplace_back(k, ParamNode::make_scalar(v, line++));
+  for (const auto& [k, items] : lists) {
+    ParamNode list;
+    list.kind = ParamNode::Kind::List;
+    list.line = line++;
+    for (const std::string& item : items)
+      list.items.push_back(ParamNode::make_scalar(item, list.line));
+    model.fields.emplace_back(k, list);
+  }
+  root->fields.emplace_back("model", model);
+  return Params(root, "s.yaml").child("model");
+}
+
+std::string cnn_error_of(const Params& p, std::vector<int> shape = {1, 28, 28}) {
+  try {
+    make_model(p, shape, 10);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 std::string error_of(const Params& p) {
   try {
     make_model(p, {28, 28}, 10);
@@ -117,11 +147,63 @@ TEST_SUITE("models") {
     CHECK_THROWS_AS(make_model(model_section({}), {28}, 1), std::invalid_argument);
   }
 
+  TEST_CASE("make_model: lenet pads 28x28 inputs, not 32x32 ones, and reads no keys") {
+    const Params fmnist = model_section({{"kind", "lenet"}});
+    CHECK(make_model(fmnist, {1, 28, 28}, 10)->describe() ==
+          "lenet 1x28x28 conv5x5 6(pad 2)-16 dense 120-84-10 (61706 params)");
+    CHECK_NOTHROW(fmnist.reject_unused());
+    CHECK(make_model(model_section({{"kind", "lenet"}}), {3, 32, 32}, 100)->describe() ==
+          "lenet 3x32x32 conv5x5 6-16 dense 120-84-100 (69656 params)");
+    const std::vector<std::string> hidden{"32"};
+    const Params stray = model_section({{"kind", "lenet"}}, &hidden);
+    make_model(stray, {1, 28, 28}, 10);
+    CHECK_THROWS_AS(stray.reject_unused(), ConfigError);
+  }
+
+  TEST_CASE("make_model: cnn keys, their defaults written back, and their errors") {
+    const Params p = section_with_lists({{"kind", "cnn"}}, {});
+    CHECK(make_model(p, {1, 28, 28}, 10)->describe() ==
+          "cnn 1x28x28 conv5x5 6(pad 2)-16 dense 120-84-10 (61706 params)");
+    for (const char* key : {"channels", "kernel", "padding", "hidden"})
+      CHECK(p.node().find(key) != nullptr);
+    CHECK(p.node().find("padding")->items.size() == 2);
+    CHECK(make_model(section_with_lists({{"kind", "cnn"}, {"kernel", "3"}},
+                                        {{"channels", {"8", "8", "16"}},
+                                         {"padding", {"1", "1", "1"}},
+                                         {"hidden", {"32"}}}),
+                     {3, 32, 32}, 10)
+              ->describe() ==
+          "cnn 3x32x32 conv3x3 8(pad 1)-8(pad 1)-16(pad 1) dense 32-10 (10530 params)");
+
+    CHECK(cnn_error_of(section_with_lists({{"kind", "cnn"}}, {{"padding", {"2"}}})) ==
+          "s.yaml:5: model.padding: expected one padding per conv stage (2 values), got 1");
+    CHECK(cnn_error_of(section_with_lists({{"kind", "cnn"}}, {{"channels", {"6", "0"}}})) ==
+          "s.yaml:5: model.channels: expected a number >= 1, got 0");
+    CHECK(cnn_error_of(section_with_lists({{"kind", "cnn"}}, {{"channels", {"6", "2.5"}}})) ==
+          "s.yaml:5: model.channels: expected a list of integers >= 1, got 2.5");
+    CHECK(cnn_error_of(section_with_lists({{"kind", "cnn"}, {"kernel", "0"}}, {})) ==
+          "s.yaml:5: model.kernel: expected a number in [1, 64], got 0");
+    CHECK(cnn_error_of(
+              section_with_lists({{"kind", "cnn"}}, {{"channels", {"6", "16", "16", "16"}}})) ==
+          "s.yaml:5: model.channels: input 1x28x28 is too small: conv stage 3 (kernel 5, "
+          "padding 0) gets a 5x5 map and must leave at least 2x2 for its pool");
+    CHECK(cnn_error_of(section_with_lists({{"kind", "cnn"}}, {{"channels", {"100000", "100000"}}}))
+              .find("at most 200000000 parameters") != std::string::npos);
+    CHECK(cnn_error_of(model_section({{"kind", "lenet"}}), {8, 8, 1}) ==
+          "s.yaml:4: model.kind: input 8x8x1 is too small: conv stage 1 (kernel 5, padding 0) "
+          "gets a 8x1 map and must leave at least 2x2 for its pool");
+    CHECK(cnn_error_of(model_section({{"kind", "lenet"}}), {20}) ==
+          "s.yaml:4: model.kind: expected image data (channels x height x width) for a lenet, "
+          "got 1-dimensional examples (use mlp or softmax)");
+  }
+
   TEST_CASE("make_model: model_kinds lists every kind with help") {
     const auto kinds = model_kinds();
-    REQUIRE(kinds.size() == 2);
+    REQUIRE(kinds.size() == 4);
     CHECK(kinds[0].first == "softmax");
     CHECK(kinds[1].first == "mlp");
+    CHECK(kinds[2].first == "lenet");
+    CHECK(kinds[3].first == "cnn");
     for (const auto& [name, help] : kinds)
       CHECK(!help.empty());
   }

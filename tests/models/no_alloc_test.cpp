@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // A made workspace is all the memory a step needs: loss_and_grad and evaluate never allocate.
 #include "model_test_util.hpp"
+#include "models/cnn.hpp"
 #include "models/mlp.hpp"
 
 #include <cstdlib>
@@ -105,5 +106,29 @@ TEST_SUITE("models") {
       CHECK(during == 0);
       CHECK(std::isfinite(sink));
     }
+  }
+
+  TEST_CASE("no allocation: LeNet loss_and_grad, per-example gradients and evaluate") {
+    const int max_batch = 40;
+    Cnn::Config c;
+    c.input_shape = {1, 28, 28};
+    c.padding = {2, 0};
+    const Cnn m(c);
+    const OwnedBatch data = random_batch(784, max_batch, 10, 1.0, 33);
+    const std::vector<float> p = init_params(m, 34);
+    std::vector<float> g(m.num_params()), cols(m.num_params() * max_batch);
+    auto ws = m.make_workspace(max_batch);
+    const std::size_t before = g_allocations;
+    double sink = 0.0;
+    for (int n : {max_batch, 32, 1, 17}) {
+      const BatchView b{data.features.data(), 784, n, data.labels.data()};
+      sink += m.loss_and_grad(p, b, g, *ws);
+      sink += m.evaluate(p, b, *ws).loss_sum;
+      sink += m.loss_and_per_example_grads(
+          p, b, g, std::span<float>(cols.data(), m.num_params() * static_cast<std::size_t>(n)),
+          *ws);
+    }
+    CHECK(g_allocations - before == 0);
+    CHECK(std::isfinite(sink));
   }
 }
