@@ -48,8 +48,9 @@ AdPsgd::AdPsgd(const Params& p, const AlgorithmSetup& setup)
       stats_(setup.nodes, true) {
   const std::vector<int> colour = two_colouring(topology_);
   if (split_ == "bipartite" && colour.empty())
-    p.fail("split", "a bipartite topology for split: bipartite (" + topology_.name() +
-                        " is not; use split: none, where deadlocks are detected and broken)");
+    p.fail("split", "expected a bipartite topology for split: bipartite (this " + topology_.name() +
+                        " of " + std::to_string(topology_.size()) +
+                        " nodes is not; split: none detects and breaks deadlocks)");
   bipartite_ = split_ != "none" && !colour.empty();
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     nodes_[i].active = !bipartite_ || colour[i] == 0;

@@ -57,16 +57,21 @@ int ChocoSgd::neighbour_index(int node, int neighbour) const {
 }
 
 void ChocoSgd::start(Context& ctx) {
+  // The public estimates start at the initial models, which every node knows (in a run
+  // they are one common model); s_i is their weighted sum, in neighbour order.
   for (int i = 0; i < ctx.num_nodes(); ++i) {
     NodeState& s = nodes_[static_cast<std::size_t>(i)];
-    // Every node starts from the same model, which all of them know: the estimates of
-    // every node, and so their weighted sum s_i, start there.
     s.xhat = as_vec(ctx.params_view(i));
-    s.s = s.xhat;
+    s.s = static_cast<float>(topology_.self_weight(i)) * s.xhat;
+    const auto nb = topology_.neighbors(i);
+    const auto w = topology_.weights(i);
+    for (std::size_t k = 0; k < nb.size(); ++k)
+      s.s += static_cast<float>(w[k]) * as_vec(ctx.params_view(nb[k]));
     s.rng = Rng(ctx.rng(i).next_u64());
     s.out = ctx.new_buffer();
-    ctx.start_gradient(i, 0);
   }
+  for (int i = 0; i < ctx.num_nodes(); ++i)
+    ctx.start_gradient(i, 0);
 }
 
 void ChocoSgd::after_gradient(int node, std::span<const float> x, std::span<float> grad) {

@@ -28,7 +28,7 @@ namespace dtsim {
 // every neighbour's q of the round), so with gamma = 1 and compressor none each order is
 // dsgd's same order; the result equals dsgd's up to float32 rounding (xhat + (x - xhat) is
 // not always x in floating point), with the same events and bytes (a test).
-// The estimates start at the common initial model (the paper starts them at 0).
+// The estimates start at the initial models, known to all (the paper starts them at 0).
 // The compressor must be contractive: qsgd and randomk default to their contractive form
 // here; error feedback is built in (what q_i leaves out stays in x_i - xhat_i), so the
 // compressor takes no error_feedback key, and the lattice quantizer (no reference point for

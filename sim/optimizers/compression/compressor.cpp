@@ -18,8 +18,9 @@ std::unique_ptr<Compressor> make_compressor(const Params& p, const CompressorSet
   std::unique_ptr<Compressor> c = builtin_compressors().make(p, "kind", default_kind, setup);
   if (!setup.allow_error_feedback) {
     if (p.has("error_feedback"))
-      p.fail("error_feedback", "no error_feedback key: this algorithm has error feedback built "
-                               "in (its public estimates keep what a message left out)");
+      p.fail("error_feedback",
+             "expected no error_feedback key: this algorithm has error feedback built "
+             "in (its public estimates keep what a message left out)");
     return c;
   }
   if (p.flag("error_feedback", false))

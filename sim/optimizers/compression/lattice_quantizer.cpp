@@ -19,9 +19,9 @@ LatticeQuantizer::LatticeQuantizer(const Params& p, const CompressorSetup& setup
                        p.number("side", 1e-4, Range::positive()),
                        p.choice("rounding", "nearest", {"nearest", "stochastic"}) == "stochastic") {
   if (!setup.allow_reference)
-    p.fail("kind", "a compressor without reference point: this algorithm sends differences, "
-                   "which the lattice quantizer cannot decode (use none, fp16, qsgd, topk, "
-                   "randomk or sign)");
+    p.fail("kind", "expected a compressor that needs no reference point (this algorithm sends "
+                   "differences, which the lattice quantizer cannot decode; use none, fp16, "
+                   "qsgd, topk, randomk or sign)");
 }
 
 std::string LatticeQuantizer::describe() const {
