@@ -128,7 +128,7 @@ void SwarmSgd::initiate(Context& ctx, int node) {
   SharedBuffer b = ctx.new_buffer();
   stats_.encoded(s.compressor->encode({m.data(), dim_}, b.data(), ctx.rng(node)));
   // Our own Q(model) as the partner will rebuild it (it decodes against a nearby model).
-  stats_.decoded(node, s.compressor->decode(b.view(), {m.data(), dim_}, {s.own_q.data(), dim_}));
+  s.compressor->own_view(b.view(), {m.data(), dim_}, {s.own_q.data(), dim_});
   s.wait_start = ctx.now();
   locks_.begin(node, partner);
   stats_.sent(send_bytes() - kMessageHeaderBytes, dim_);
@@ -166,7 +166,7 @@ void SwarmSgd::serve(Context& ctx, const Message& request) {
   const auto q_initiator = as_vec(decode(node, request.payload, m));
   std::span<const float> q_self = reply.view();
   if (!c.wire_is_decoded()) {
-    stats_.decoded(node, c.decode(reply.view(), {m.data(), dim_}, {s.view.data(), dim_}));
+    c.own_view(reply.view(), {m.data(), dim_}, {s.view.data(), dim_});
     q_self = {s.view.data(), dim_};
   }
   // The initiator computes the same sum in the same order: both hold the same A.

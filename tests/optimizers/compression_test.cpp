@@ -142,7 +142,8 @@ TEST_SUITE("compression") {
     CHECK(lq.decode(view(wire), view(ref), span(out)) == 0);
     for (Eigen::Index i = 0; i < out.size(); ++i) {
       CAPTURE(i);
-      CHECK(out[i] == static_cast<float>(std::nearbyint(double(x[i]) / side) * side));
+      CHECK(out[i] ==
+            static_cast<float>(std::nearbyint(double(x[i]) / side)) * static_cast<float>(side));
       CHECK(std::fabs(out[i] - x[i]) <= 0.5 * side + 1e-7);
     }
     // Move 30 coordinates of the reference beyond the radius: exactly those fail, each off

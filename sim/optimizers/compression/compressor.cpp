@@ -13,6 +13,18 @@ std::int64_t Compressor::decode(std::span<const float> wire, std::span<const flo
   return 0;
 }
 
+void fill_uniforms(Rng& rng, std::span<float> out) {
+  const std::size_t n = out.size();
+  std::size_t i = 0;
+  for (; i + 1 < n; i += 2) {
+    const std::uint64_t r = rng.next_u64();
+    out[i] = static_cast<float>(r >> 40) * 0x1p-24f;
+    out[i + 1] = static_cast<float>((r >> 8) & 0xFFFFFFu) * 0x1p-24f;
+  }
+  if (i < n)
+    out[i] = static_cast<float>(rng.next_u64() >> 40) * 0x1p-24f;
+}
+
 std::unique_ptr<Compressor> make_compressor(const Params& p, const CompressorSetup& setup,
                                             const std::string& default_kind) {
   std::unique_ptr<Compressor> c = builtin_compressors().make(p, "kind", default_kind, setup);

@@ -48,6 +48,12 @@ public:
   // decoded to a wrong value (only reference-point schemes can fail).
   virtual std::int64_t decode(std::span<const float> wire, std::span<const float> ref,
                               std::span<float> out) const;
+  // The sender's own reconstruction of `wire`, encoded from x: what every receiver decodes
+  // when decoding succeeds. Default: decode against x itself.
+  virtual void own_view(std::span<const float> wire, std::span<const float> x,
+                        std::span<float> out) const {
+    decode(wire, x, out);
+  }
   // True for schemes whose decode needs `ref` (the lattice quantizer).
   virtual bool needs_reference() const { return false; }
 };
@@ -73,26 +79,9 @@ CompressorRegistry builtin_compressors();
 std::unique_ptr<Compressor> make_compressor(const Params& p, const CompressorSetup& setup,
                                             const std::string& default_kind);
 
-// Uniform floats in [0, 1) with 24 random bits each, two per 64-bit draw: stochastic rounding
-// needs one per coordinate, and this halves the generator's cost.
-class UniformStream {
-public:
-  explicit UniformStream(Rng& rng) : rng_(rng) {}
-  float next() {
-    if (has_spare_) {
-      has_spare_ = false;
-      return static_cast<float>(spare_) * 0x1p-24f;
-    }
-    const std::uint64_t r = rng_.next_u64();
-    spare_ = static_cast<std::uint32_t>((r >> 8) & 0xFFFFFFu);
-    has_spare_ = true;
-    return static_cast<float>(r >> 40) * 0x1p-24f;
-  }
-
-private:
-  Rng& rng_;
-  std::uint32_t spare_ = 0;
-  bool has_spare_ = false;
-};
+// Fills `out` with uniform floats in [0, 1), 24 random bits each, two per 64-bit draw:
+// stochastic rounding needs one per coordinate; drawing them first, in one simple loop, lets
+// the rounding loop itself vectorize.
+void fill_uniforms(Rng& rng, std::span<float> out);
 
 } // namespace dtsim

@@ -15,7 +15,7 @@ EncodeStats ErrorFeedback::encode(std::span<const float> x, std::span<float> wir
   if (inner_->wire_is_decoded()) {
     error_ = input_ - as_vec(std::span<const float>(wire));
   } else {
-    inner_->decode(wire, v, {own_.data(), dim_});
+    inner_->own_view(wire, v, {own_.data(), dim_});
     error_ = input_ - own_;
   }
   return st;

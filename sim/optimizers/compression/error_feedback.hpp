@@ -21,6 +21,10 @@ public:
   EncodeStats encode(std::span<const float> x, std::span<float> wire, Rng& rng) override;
   bool wire_is_decoded() const override { return inner_->wire_is_decoded(); }
   bool needs_reference() const override { return inner_->needs_reference(); }
+  void own_view(std::span<const float> wire, std::span<const float> x,
+                std::span<float> out) const override {
+    inner_->own_view(wire, x, out);
+  }
   std::int64_t decode(std::span<const float> wire, std::span<const float> ref,
                       std::span<float> out) const override {
     return inner_->decode(wire, ref, out);

@@ -2,13 +2,19 @@
 // Modular lattice encoding and nearest-to-reference decoding.
 #include "sim/optimizers/compression/lattice_quantizer.hpp"
 
-#include <bit>
+#include "sim/core/flat_vector.hpp"
+
 #include <cmath>
 #include <cstdint>
 
 namespace dtsim {
 namespace {
-constexpr double kMaxIndex = 2147483647.0; // indices travel as int32
+// Indices are kept below 2^24 in magnitude, so that they and every step of decode are exact
+// in float arithmetic: |x| up to 2^24 * side, far beyond any trained weight.
+constexpr float kMaxIndex = 16777215.0f;
+// The loops are Eigen array expressions: they vectorize (rint and floor included), which
+// plain loops over std::nearbyint do not under GCC's default floating-point flags.
+using Arr = Eigen::ArrayXf;
 } // namespace
 
 LatticeQuantizer::LatticeQuantizer(int bits, double side, bool stochastic)
@@ -34,41 +40,46 @@ std::int64_t LatticeQuantizer::encoded_bytes(std::size_t dim) const {
 }
 
 EncodeStats LatticeQuantizer::encode(std::span<const float> x, std::span<float> wire, Rng& rng) {
-  EncodeStats st;
-  UniformStream u(rng);
-  const double inv = 1.0 / side_;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const double v = static_cast<double>(x[i]) * inv;
-    double k = stochastic_ ? std::floor(v) : std::nearbyint(v);
-    if (stochastic_ && static_cast<double>(u.next()) < v - k)
-      k += 1.0;
-    // Out-of-range and non-finite values are clamped; the run diverges anyway.
-    if (!(std::fabs(k) <= kMaxIndex))
-      k = std::isnan(k) ? 0.0 : std::copysign(kMaxIndex, k);
-    wire[i] = std::bit_cast<float>(static_cast<std::int32_t>(k));
-    const double err = k * side_ - static_cast<double>(x[i]);
-    st.error_sq += err * err;
-    st.norm_sq += static_cast<double>(x[i]) * static_cast<double>(x[i]);
+  const float inv = static_cast<float>(1.0 / side_);
+  const auto xa = as_vec(x).array();
+  auto w = as_vec(wire).array();
+  if (stochastic_) {
+    if (uniforms_.size() != x.size())
+      uniforms_.resize(x.size()); // once: instances are made for one dimension
+    fill_uniforms(rng, uniforms_);
+    // floor(v + u), u uniform in [0, 1): v rounded up with probability frac(v), unbiased.
+    w = (xa * inv + as_vec(std::span<const float>(uniforms_)).array()).floor();
+  } else {
+    w = (xa * inv).rint();
   }
+  // Out-of-range indices are clamped; such a run diverges anyway (NaN stays NaN and is
+  // counted as a decode failure).
+  w = w.max(-kMaxIndex).min(kMaxIndex);
+  EncodeStats st;
+  st.norm_sq = static_cast<double>(as_vec(x).squaredNorm());
+  st.error_sq = static_cast<double>((w * static_cast<float>(side_) - xa).matrix().squaredNorm());
   return st;
 }
 
 std::int64_t LatticeQuantizer::decode(std::span<const float> wire, std::span<const float> ref,
                                       std::span<float> out) const {
-  std::int64_t failures = 0;
-  const double q = static_cast<double>(levels_);
-  const double qs = q * side_;
-  const auto mask = static_cast<std::uint32_t>(levels_ - 1);
-  for (std::size_t i = 0; i < wire.size(); ++i) {
-    const auto k = std::bit_cast<std::int32_t>(wire[i]);
-    const auto e = static_cast<std::int64_t>(static_cast<std::uint32_t>(k) & mask); // k mod q
-    const double m = std::nearbyint(static_cast<double>(ref[i]) / qs - static_cast<double>(e) / q);
-    const double decoded = static_cast<double>(e) + q * m;
-    if (decoded != static_cast<double>(k))
-      ++failures;
-    out[i] = static_cast<float>(decoded * side_);
-  }
+  const float q = static_cast<float>(levels_);
+  const float inv_q = 1.0f / q; // a power of two: exact
+  const float inv_qs = static_cast<float>(1.0 / (static_cast<double>(levels_) * side_));
+  const auto k = as_vec(wire).array();
+  auto o = as_vec(out).array();
+  // e = k mod q is all a receiver sees; the lattice point congruent to e nearest the
+  // reference is e + q * rint(ref/(q s) - e/q), exact in float (see kMaxIndex).
+  const auto e = k - q * (k * inv_q).floor();
+  o = e + q * (as_vec(ref).array() * inv_qs - e * inv_q).rint();
+  const auto failures = static_cast<std::int64_t>((o != k).count());
+  o *= static_cast<float>(side_);
   return failures;
+}
+
+void LatticeQuantizer::own_view(std::span<const float> wire, std::span<const float>,
+                                std::span<float> out) const {
+  as_vec(out) = as_vec(wire) * static_cast<float>(side_);
 }
 
 } // namespace dtsim

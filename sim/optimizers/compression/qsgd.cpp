@@ -13,7 +13,8 @@ Qsgd::Qsgd(const Params& p, const CompressorSetup& setup)
     : bits_(static_cast<int>(p.integer("bits", 4, Range::between(1, 16)))),
       bucket_(static_cast<std::size_t>(p.integer("bucket", 512, Range::non_negative()))),
       contractive_(p.choice("form", setup.contractive ? "contractive" : "unbiased",
-                            {"unbiased", "contractive"}) == "contractive") {}
+                            {"unbiased", "contractive"}) == "contractive"),
+      uniforms_(setup.dim) {}
 
 std::string Qsgd::describe() const {
   return "qsgd (" + std::to_string(bits_) + " bits, bucket " +
@@ -30,7 +31,9 @@ std::int64_t Qsgd::encoded_bytes(std::size_t dim) const {
 
 EncodeStats Qsgd::encode(std::span<const float> x, std::span<float> wire, Rng& rng) {
   EncodeStats st;
-  UniformStream u(rng);
+  if (uniforms_.size() != x.size())
+    uniforms_.resize(x.size()); // only if built for another dimension
+  fill_uniforms(rng, uniforms_);
   const float s = static_cast<float>((1 << bits_) - 1);
   const std::size_t b = bucket_ == 0 ? std::max<std::size_t>(x.size(), 1) : bucket_;
   for (std::size_t first = 0; first < x.size(); first += b) {
@@ -54,9 +57,8 @@ EncodeStats Qsgd::encode(std::span<const float> x, std::span<float> wire, Rng& r
     const float scale = s / norm;
     for (std::size_t k = 0; k < len; ++k) {
       const float r = std::min(std::fabs(v[static_cast<Eigen::Index>(k)]) * scale, s);
-      float level = std::floor(r);
-      if (u.next() < r - level)
-        level += 1.0f;
+      // floor(r + u), u uniform in [0, 1): rounded up with probability frac(r).
+      const float level = std::floor(r + uniforms_[first + k]);
       const float q = std::copysign(level * unit, v[static_cast<Eigen::Index>(k)]);
       out[static_cast<Eigen::Index>(k)] = q;
     }

@@ -4,6 +4,8 @@
 
 #include "sim/optimizers/compression/compressor.hpp"
 
+#include <vector>
+
 namespace dtsim {
 
 // Per bucket of `bucket` coordinates (0: the whole vector) with norm N = ||v||_2:
@@ -26,6 +28,7 @@ private:
   int bits_;
   std::size_t bucket_;
   bool contractive_;
+  std::vector<float> uniforms_; // one draw per coordinate, sized once
 };
 
 } // namespace dtsim
