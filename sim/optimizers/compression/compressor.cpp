@@ -5,6 +5,8 @@
 #include "sim/core/flat_vector.hpp"
 #include "sim/optimizers/compression/error_feedback.hpp"
 
+#include <algorithm>
+
 namespace dtsim {
 
 std::int64_t Compressor::decode(std::span<const float> wire, std::span<const float>,
@@ -15,14 +17,11 @@ std::int64_t Compressor::decode(std::span<const float> wire, std::span<const flo
 
 void fill_uniforms(Rng& rng, std::span<float> out) {
   const std::size_t n = out.size();
-  std::size_t i = 0;
-  for (; i + 1 < n; i += 2) {
-    const std::uint64_t r = rng.next_u64();
-    out[i] = static_cast<float>(r >> 40) * 0x1p-24f;
-    out[i + 1] = static_cast<float>((r >> 8) & 0xFFFFFFu) * 0x1p-24f;
+  for (std::size_t i = 0; i < n; i += 4) {
+    std::uint64_t r = rng.next_u64();
+    for (std::size_t j = i; j < std::min(i + 4, n); ++j, r >>= 16)
+      out[j] = (static_cast<float>(r & 0xFFFFu) + 0.5f) * 0x1p-16f;
   }
-  if (i < n)
-    out[i] = static_cast<float>(rng.next_u64() >> 40) * 0x1p-24f;
 }
 
 std::unique_ptr<Compressor> make_compressor(const Params& p, const CompressorSetup& setup,

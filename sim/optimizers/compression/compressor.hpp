@@ -79,9 +79,10 @@ CompressorRegistry builtin_compressors();
 std::unique_ptr<Compressor> make_compressor(const Params& p, const CompressorSetup& setup,
                                             const std::string& default_kind);
 
-// Fills `out` with uniform floats in [0, 1), 24 random bits each, two per 64-bit draw:
-// stochastic rounding needs one per coordinate; drawing them first, in one simple loop, lets
-// the rounding loop itself vectorize.
+// Fills `out` with uniform floats in (0, 1) on a grid of 2^16 midpoints, four per 64-bit
+// draw: stochastic rounding needs one per coordinate, and rounding up with probability p
+// then happens with probability p to within 2^-17. Drawing them first, in one simple loop,
+// lets the rounding loop itself vectorize.
 void fill_uniforms(Rng& rng, std::span<float> out);
 
 } // namespace dtsim

@@ -54,14 +54,12 @@ EncodeStats Qsgd::encode(std::span<const float> x, std::span<float> wire, Rng& r
       const double sd = static_cast<double>(s);
       unit /= static_cast<float>(1.0 + std::min(lb / (sd * sd), std::sqrt(lb) / sd));
     }
-    const float scale = s / norm;
-    for (std::size_t k = 0; k < len; ++k) {
-      const float r = std::min(std::fabs(v[static_cast<Eigen::Index>(k)]) * scale, s);
-      // floor(r + u), u uniform in [0, 1): rounded up with probability frac(r).
-      const float level = std::floor(r + uniforms_[first + k]);
-      const float q = std::copysign(level * unit, v[static_cast<Eigen::Index>(k)]);
-      out[static_cast<Eigen::Index>(k)] = q;
-    }
+    // floor(r + u), u uniform in [0, 1): r rounded up with probability frac(r). An Eigen
+    // expression (GCC does not vectorize std::floor loops), then the signs.
+    const auto u = as_vec(std::span<const float>(uniforms_).subspan(first, len)).array();
+    out.array() = ((v.array().abs() * (s / norm)).min(s) + u).floor() * unit;
+    for (std::size_t k = 0; k < len; ++k)
+      wire[first + k] = std::copysign(wire[first + k], x[first + k]);
     st.error_sq += static_cast<double>((out - v).squaredNorm());
   }
   return st;

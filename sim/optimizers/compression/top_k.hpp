@@ -4,6 +4,7 @@
 
 #include "sim/optimizers/compression/compressor.hpp"
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -23,7 +24,8 @@ public:
 
 private:
   double ratio_;
-  std::vector<std::uint32_t> order_; // scratch, sized once
+  std::vector<std::uint32_t> bits_;            // scratch: magnitudes as bit patterns, sized once
+  std::array<std::uint32_t, 4 * 2048> counts_; // radix-selection histograms
 };
 
 } // namespace dtsim
