@@ -146,6 +146,10 @@ TEST_SUITE("compression") {
             static_cast<float>(std::nearbyint(double(x[i]) / side)) * static_cast<float>(side));
       CHECK(std::fabs(out[i] - x[i]) <= 0.5 * side + 1e-7);
     }
+    // The sender's own view (no decoding) is what every successful decode gives.
+    Vec own(static_cast<Eigen::Index>(d));
+    lq.own_view(view(wire), view(x), span(own));
+    CHECK(own == out);
     // Move 30 coordinates of the reference beyond the radius: exactly those fail, each off
     // by a whole number of periods q * side.
     for (Eigen::Index i = 0; i < 30; ++i)
