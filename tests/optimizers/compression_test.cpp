@@ -180,7 +180,8 @@ TEST_SUITE("compression") {
       CHECK(std::fabs(mean[i] - x[i]) < 1.8e-3f);
   }
 
-  TEST_CASE("Top-k keeps the largest magnitudes with ties to the lower index, and sign and fp16 values") {
+  TEST_CASE(
+      "Top-k keeps the largest magnitudes with ties to the lower index, and sign and fp16 values") {
     Vec x(6), wire(6);
     x << 0.5f, -3.0f, 2.0f, -2.0f, 0.1f, 2.0f;
     Rng rng(1);
