@@ -4,6 +4,7 @@ the mean over runs (seeds) as a line and mean ± std as a band. Reads traces onl
 
     /usr/bin/python3 analysis/plot.py runs/gsgm-study --panel nodes --colour algorithm.name \
         --where data.partition.kind=shards --y test_accuracy -o docs/img/gsgm-shards
+    /usr/bin/python3 analysis/plot.py runs/gossip --x bytes_sent --logx ...   # vs bytes sent
 
 Keys are dotted paths into each trace's resolved scenario (attribute `scenario`), or the
 trace attributes `name` and `status`; "a,b" labels by both. Writes OUT.png and OUT.svg. Needs Debian's
@@ -63,7 +64,13 @@ def main(argv=None):
     ap.add_argument("--panel", default="nodes")
     ap.add_argument("--colour", default="algorithm.name")
     ap.add_argument("--where", action="append", default=[], metavar="KEY=VALUE")
-    ap.add_argument("--x", default="sim_time_s")
+    ap.add_argument("--x", default="sim_time_s",
+                    help="a /metrics column: sim_time_s, bytes_sent, epoch, updates, ...")
+    ap.add_argument("--logx", action="store_true",
+                    help="logarithmic x axis (e.g. bytes sent, which differ by orders of "
+                         "magnitude between compressors)")
+    ap.add_argument("--legend-below", action="store_true",
+                    help="legend under the panels (for many colours)")
     ap.add_argument("--y", default="test_accuracy")
     ap.add_argument("--ylim", type=float, nargs=2)
     ap.add_argument("--title", default="")
@@ -104,13 +111,19 @@ def main(argv=None):
             if not runs:
                 continue
             end = min(r[0][-1] for r in runs)
-            grid = np.linspace(0, end, 200)
+            if args.logx:  # from the latest first positive x of the runs (log(0) is -inf)
+                start = max(rx[rx > 0][0] if (rx > 0).any() else end for rx, _ in runs)
+                grid = np.geomspace(start, end, 200) if 0 < start < end else np.array([end])
+            else:
+                grid = np.linspace(0, end, 200)
             ys = np.array([np.interp(grid, rx, ry) for rx, ry in runs])
             mean, std = ys.mean(axis=0), ys.std(axis=0)
             ax.plot(grid, mean, color=cmap(ci % 10), label=f"{colour} ({len(runs)})", lw=1.4)
             ax.fill_between(grid, mean - std, mean + std, color=cmap(ci % 10), alpha=0.2, lw=0)
         ax.set_title(f"{args.panel} = {panel}")
         ax.set_xlabel(args.x)
+        if args.logx:
+            ax.set_xscale("log")
         ax.grid(alpha=0.3)
         if args.ylim:
             ax.set_ylim(*args.ylim)
@@ -119,11 +132,21 @@ def main(argv=None):
     for ax in axes[0]:
         for h, lab in zip(*ax.get_legend_handles_labels()):
             labels.setdefault(lab.rsplit(" (", 1)[0], h)
-    axes[0][0].legend(labels.values(), labels.keys(), fontsize=8, loc="lower right",
-                      title=f"{args.colour} (mean ± std over runs)", title_fontsize=7)
+    title = f"{args.colour} (mean ± std over runs)"
+    if args.legend_below:
+        rows = (len(labels) + 3) // 4
+        fig.set_figheight(3.4 + 0.25 * rows + 0.3)
+        fig.legend(labels.values(), labels.keys(), fontsize=8, loc="lower center",
+                   ncol=min(4, len(labels)), title=title, title_fontsize=7)
+    else:
+        axes[0][0].legend(labels.values(), labels.keys(), fontsize=8, loc="lower right",
+                          title=title, title_fontsize=7)
     if args.title:
         fig.suptitle(args.title)
-    fig.tight_layout()
+    if args.legend_below:
+        fig.tight_layout(rect=(0, (0.25 * rows + 0.45) / fig.get_figheight(), 1, 1))
+    else:
+        fig.tight_layout()
     os.makedirs(os.path.dirname(args.output) or ".", exist_ok=True)
     for ext in ("png", "svg"):
         fig.savefig(f"{args.output}.{ext}", dpi=120)

@@ -34,14 +34,29 @@ double attr(const TraceContents& t, const std::string& name) {
 } // namespace
 
 const std::vector<std::string>& run_columns() {
-  static const std::vector<std::string> columns = {
-      "final_acc",        "best_acc",         "node_acc_mean",
-      "node_acc_min",     "time_to_target_s", "updates_to_target",
-      "acc_std_2nd_half", "acc_window_std",   "acc_mean_abs_change",
-      "acc_oscillation",  "acc_worst_drop",   "train_loss_std",
-      "diverged",         "consensus",        "bytes_sent",
-      "staleness_mean",   "staleness_p95",    "wall_s",
-      "sim_per_wall"};
+  static const std::vector<std::string> columns = {"final_acc",
+                                                   "best_acc",
+                                                   "node_acc_mean",
+                                                   "node_acc_min",
+                                                   "time_to_target_s",
+                                                   "updates_to_target",
+                                                   "acc_std_2nd_half",
+                                                   "acc_window_std",
+                                                   "acc_mean_abs_change",
+                                                   "acc_oscillation",
+                                                   "acc_worst_drop",
+                                                   "train_loss_std",
+                                                   "diverged",
+                                                   "consensus",
+                                                   "bytes_sent",
+                                                   "staleness_mean",
+                                                   "staleness_p95",
+                                                   "wall_s",
+                                                   "sim_per_wall",
+                                                   "sim_s",
+                                                   "bytes_to_target",
+                                                   "idle_per_compute",
+                                                   "bits_per_coord"};
   return columns;
 }
 
@@ -58,13 +73,26 @@ RunRow summarize_run(const std::string& path, const TraceContents& t, double tar
     s = stability(acc);
   else
     s.final_value = s.best_value = kNaN;
-  double t_target = kNaN, u_target = kNaN;
+  const auto& bytes = metric(t, "bytes_sent");
+  double t_target = kNaN, u_target = kNaN, b_target = kNaN;
   for (std::size_t k = 0; k < acc.size(); ++k)
     if (acc[k] >= target) {
       t_target = k < time.size() ? time[k] : kNaN;
       u_target = k < updates.size() ? updates[k] : kNaN;
+      b_target = k < bytes.size() ? bytes[k] : kNaN;
       break;
     }
+  // Time nodes spent waiting per time spent computing, all nodes together (the
+  // synchronisation cost of gossip methods as a fraction of compute).
+  double idle = kNaN, compute = kNaN;
+  if (const auto i = t.nodes.find("idle_s"), c = t.nodes.find("compute_s");
+      i != t.nodes.end() && c != t.nodes.end()) {
+    idle = compute = 0;
+    for (double x : i->second)
+      idle += x;
+    for (double x : c->second)
+      compute += x;
+  }
   const auto& loss = metric(t, "train_loss");
   std::vector<double> finite_loss;
   for (double x : loss)
@@ -107,7 +135,11 @@ RunRow summarize_run(const std::string& path, const TraceContents& t, double tar
                 stale_n > 0 ? stale_sum / stale_n : kNaN,
                 p95,
                 wall,
-                wall > 0 ? attr(t, "sim_time_s") / wall : kNaN};
+                wall > 0 ? attr(t, "sim_time_s") / wall : kNaN,
+                attr(t, "sim_time_s"),
+                b_target,
+                compute > 0 ? idle / compute : kNaN,
+                last_finite(metric(t, "bits_per_coordinate"))};
   return row;
 }
 

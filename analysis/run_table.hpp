@@ -21,7 +21,8 @@ struct RunRow {
 // Column names of RunRow::values: final/best accuracy of the evaluation model, node
 // accuracy, time and updates to `target` accuracy, the stability measures of the accuracy
 // curve (algorithms.md section 11), train-loss std, divergence, consensus, bytes,
-// staleness, wall time and simulated/wall ratio.
+// staleness, wall time and simulated/wall ratio, simulated time, bytes to `target`, waiting
+// per computing time (all nodes) and payload bits per coordinate (gossip methods).
 const std::vector<std::string>& run_columns();
 
 RunRow summarize_run(const std::string& path, const TraceContents& trace, double target);

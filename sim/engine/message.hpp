@@ -9,6 +9,10 @@
 
 namespace dtsim {
 
+// Bytes of envelope every message pays on the wire on top of its payload (compressors add it
+// to their encoded size, as the engine does for dense payloads).
+inline constexpr std::int64_t kMessageHeaderBytes = 64;
+
 // Algorithm-defined header fields; the engine only carries them.
 struct MessageInfo {
   std::int32_t tag = 0;     // what the payload is (model, gradient, ...)

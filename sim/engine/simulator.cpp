@@ -9,7 +9,6 @@
 
 namespace dtsim {
 namespace {
-constexpr std::int64_t kHeaderBytes = 64;   // per-message envelope on the wire
 constexpr std::size_t kStalenessBins = 257; // 0..255, last bin = ">= 256"
 } // namespace
 
@@ -87,7 +86,7 @@ void Simulator::send(int src, int dst, const MessageInfo& info, SharedBuffer pay
                "send() between invalid endpoints");
   if (wire_bytes < 0)
     wire_bytes = static_cast<std::int64_t>(payload ? payload.view().size() * sizeof(float) : 0) +
-                 kHeaderBytes;
+                 kMessageHeaderBytes;
   std::int64_t slot;
   if (free_messages_.empty()) {
     slot = static_cast<std::int64_t>(messages_.size());

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 // The explicit list of built-in algorithms (no static self-registration).
+#include "sim/optimizers/ad_psgd.hpp"
 #include "sim/optimizers/algorithm_setup.hpp"
 #include "sim/optimizers/asgd.hpp"
+#include "sim/optimizers/choco_sgd.hpp"
 #include "sim/optimizers/dc_asgd.hpp"
 #include "sim/optimizers/dsgd.hpp"
 #include "sim/optimizers/gsgm.hpp"
 #include "sim/optimizers/ssgd.hpp"
+#include "sim/optimizers/swarm_sgd.hpp"
 
 namespace dtsim {
 
@@ -22,6 +25,12 @@ AlgorithmRegistry builtin_algorithms() {
   r.add("gsgm",
         "white-list scheduling + partly averaged gradients + global momentum (reconstruction)",
         [](const Params& p, const AlgorithmSetup& s) { return std::make_unique<Gsgm>(p, s); });
+  r.add("ad-psgd", "asynchronous gossip: atomic averaging with one random neighbour, stale step",
+        [](const Params& p, const AlgorithmSetup& s) { return std::make_unique<AdPsgd>(p, s); });
+  r.add("swarm-sgd", "local steps + quantized pairwise averaging, non-blocking partners",
+        [](const Params& p, const AlgorithmSetup& s) { return std::make_unique<SwarmSgd>(p, s); });
+  r.add("choco-sgd", "gossip on compressed differences with public estimates, step gamma",
+        [](const Params& p, const AlgorithmSetup& s) { return std::make_unique<ChocoSgd>(p, s); });
   return r;
 }
 

@@ -47,6 +47,9 @@ TEST_SUITE("analysis") {
     t.metrics["test_accuracy"] = {0.1, 0.5, 0.8, 0.7};
     t.metrics["sim_time_s"] = {0, 2, 4, 6};
     t.metrics["updates"] = {0, 10, 20, 30};
+    t.metrics["bytes_sent"] = {0, 100, 300, 600};
+    t.nodes["idle_s"] = {1.0, 2.0};
+    t.nodes["compute_s"] = {4.0, 8.0};
     t.staleness_histogram = {1, 1, 2}; // mean (0 + 1 + 4) / 4
     RunRow r = summarize_run("a.h5", t, 0.75);
     const auto& cols = run_columns();
@@ -62,6 +65,10 @@ TEST_SUITE("analysis") {
     CHECK(value(r, "staleness_p95") == 2.0); // 2 of 4 updates at 0-1, all 4 by 2
     CHECK(value(r, "sim_per_wall") == doctest::Approx(5.0));
     CHECK(value(r, "diverged") == 0.0);
+    CHECK(value(r, "bytes_to_target") == 300.0);
+    CHECK(value(r, "idle_per_compute") == doctest::Approx(0.25));
+    CHECK(value(r, "sim_s") == 10.0);
+    CHECK(std::isnan(value(r, "bits_per_coord")));
 
     RunRow r2 = r;
     r2.values[0] = r.values[0] + 0.2;
