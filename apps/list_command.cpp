@@ -6,6 +6,7 @@
 #include "models/make_model.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/optimizers/algorithm_setup.hpp"
+#include "sim/optimizers/ordering/order_setup.hpp"
 #include "topologies/make_topology.hpp"
 
 #include <iostream>
@@ -30,6 +31,8 @@ int list_command(const std::vector<std::string>& args) {
     throw ConfigError("list: takes no arguments");
   std::cout << "algorithms (algorithm.name):\n";
   builtin_algorithms().describe(std::cout);
+  std::cout << "example orders (data.order.kind):\n";
+  builtin_orders().describe(std::cout);
   print_pairs("models (model.kind)", model_kinds());
   print_pairs("topologies (topology.kind)", topology_kinds());
   print_pairs("partitions (data.partition.kind)", partition_kinds());

@@ -40,6 +40,21 @@ void DenseLayer::backward_params(ConstMatMap x, ConstMatMap dz, std::span<float>
   db.noalias() = dz.rowwise().sum();
 }
 
+void DenseLayer::per_example_params(ConstMatMap x, ConstMatMap dz, float scale,
+                                    float* per_example, std::size_t stride) const {
+  // Rank-one outer products written column by column of W: each is one scaled copy of dz_k,
+  // so the cost is one write per parameter and example, with nothing recomputed.
+  for (Eigen::Index k = 0; k < dz.cols(); ++k) {
+    float* dst = per_example + static_cast<std::size_t>(k) * stride + offset;
+    const auto d = dz.col(k);
+    for (Eigen::Index j = 0; j < in; ++j)
+      Eigen::Map<Eigen::VectorXf>(dst + static_cast<std::size_t>(j) * out, out).noalias() =
+          (scale * x(j, k)) * d;
+    Eigen::Map<Eigen::VectorXf>(dst + static_cast<std::size_t>(out) * in, out).noalias() =
+        scale * d;
+  }
+}
+
 void DenseLayer::backward_input(std::span<const float> params, ConstMatMap dz, MatMap dx,
                                 GemmScratch& scratch) const {
   gemm(true, weights(params), false, dz, dx, GemmInit::Zero, nullptr, scratch);
