@@ -39,7 +39,7 @@ double batch_grad(const Model& m, const std::vector<float>& p, const BatchView& 
 double worst_relative(const float* a, const float* b, std::size_t n) {
   double worst = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    const double x = a[i], y = b[i];
+    const auto x = static_cast<double>(a[i]), y = static_cast<double>(b[i]);
     worst = std::max(worst, std::fabs(x - y) / std::max(1e-3, std::fabs(y)));
   }
   return worst;
@@ -65,12 +65,12 @@ TEST_SUITE("models") {
       for (std::size_t i = 0; i < mean.size(); ++i) {
         double s = 0;
         for (int k = 0; k < b.count(); ++k)
-          s += r.columns[static_cast<std::size_t>(k) * m.num_params() + i];
+          s += static_cast<double>(r.columns[static_cast<std::size_t>(k) * m.num_params() + i]);
         mean[i] = static_cast<float>(s / b.count());
       }
       double worst = 0;
       for (std::size_t i = 0; i < mean.size(); ++i)
-        worst = std::max(worst, std::fabs(static_cast<double>(mean[i]) - g[i]));
+        worst = std::max(worst, std::fabs(static_cast<double>(mean[i] - g[i])));
       CHECK(worst < 1e-6);
     }
   }
