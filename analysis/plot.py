@@ -8,6 +8,11 @@ the mean over runs (seeds) as a line and mean ± std as a band. Reads traces onl
 Keys are dotted paths into each trace's resolved scenario (attribute `scenario`), or the
 trace attributes `name` and `status`; "a,b" labels by both. Writes OUT.png and OUT.svg. Needs Debian's
 python3-h5py, python3-matplotlib, python3-numpy, python3-yaml.
+
+Per-epoch curves (eval.per_epoch) come from the /epochs table:
+
+    /usr/bin/python3 analysis/plot.py runs/ordering --table epochs --x epoch \
+        --y herding_bound --panel nodes --colour data.order.kind -o docs/img/ordering-herding
 """
 import argparse
 import os
@@ -48,12 +53,13 @@ def lookup(scenario, attrs, key):
         if isinstance(node, (dict, list)) else str(node)
 
 
-def load(path, x_key, y_key):
+def load(path, x_key, y_key, table="metrics"):
     with h5py.File(path, "r") as f:
         attrs = dict(f.attrs)
         scenario = yaml.safe_load(attrs.get("scenario", "{}")) or {}
-        x = f["metrics"][x_key][:] if x_key in f["metrics"] else None
-        y = f["metrics"][y_key][:] if y_key in f["metrics"] else None
+        group = f[table] if table in f else {}
+        x = group[x_key][:] if x_key in group else None
+        y = group[y_key][:] if y_key in group else None
     return scenario, attrs, x, y
 
 
@@ -65,7 +71,10 @@ def main(argv=None):
     ap.add_argument("--where", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--x", default="sim_time_s")
     ap.add_argument("--y", default="test_accuracy")
+    ap.add_argument("--table", default="metrics", choices=["metrics", "epochs"],
+                    help="metrics: one row per evaluation; epochs: one row per epoch")
     ap.add_argument("--ylim", type=float, nargs=2)
+    ap.add_argument("--logy", action="store_true")
     ap.add_argument("--title", default="")
     ap.add_argument("--vs", metavar="COLUMN",
                     help="instead of curves: plot --measure against this column of the "
@@ -79,7 +88,7 @@ def main(argv=None):
 
     groups = {}  # (panel, colour) -> list of (x, y)
     for path in trace_files(args.inputs):
-        scenario, attrs, x, y = load(path, args.x, args.y)
+        scenario, attrs, x, y = load(path, args.x, args.y, args.table)
         if x is None or y is None or any(lookup(scenario, attrs, k) != v for k, v in filters):
             continue
         key = (lookup(scenario, attrs, args.panel), lookup(scenario, attrs, args.colour))
@@ -104,7 +113,8 @@ def main(argv=None):
             if not runs:
                 continue
             end = min(r[0][-1] for r in runs)
-            grid = np.linspace(0, end, 200)
+            start = max(r[0][0] for r in runs) if args.table == "epochs" else 0
+            grid = np.linspace(start, end, 200 if args.table == "metrics" else int(end - start) + 1)
             ys = np.array([np.interp(grid, rx, ry) for rx, ry in runs])
             mean, std = ys.mean(axis=0), ys.std(axis=0)
             ax.plot(grid, mean, color=cmap(ci % 10), label=f"{colour} ({len(runs)})", lw=1.4)
@@ -114,12 +124,15 @@ def main(argv=None):
         ax.grid(alpha=0.3)
         if args.ylim:
             ax.set_ylim(*args.ylim)
+        if args.logy:
+            ax.set_yscale("log")
     axes[0][0].set_ylabel(args.y)
     labels = {}
     for ax in axes[0]:
         for h, lab in zip(*ax.get_legend_handles_labels()):
             labels.setdefault(lab.rsplit(" (", 1)[0], h)
-    axes[0][0].legend(labels.values(), labels.keys(), fontsize=8, loc="lower right",
+    axes[0][0].legend(labels.values(), labels.keys(), fontsize=8,
+                      loc="lower right" if args.table == "metrics" else "best",
                       title=f"{args.colour} (mean ± std over runs)", title_fontsize=7)
     if args.title:
         fig.suptitle(args.title)

@@ -26,6 +26,23 @@ double last_finite(const std::vector<double>& v) {
   return kNaN;
 }
 
+const std::vector<double>& epoch_column(const TraceContents& t, const std::string& name) {
+  static const std::vector<double> empty;
+  const auto it = t.epochs.find(name);
+  return it == t.epochs.end() ? empty : it->second;
+}
+
+double mean_finite(const std::vector<double>& v) {
+  double s = 0;
+  int n = 0;
+  for (double x : v)
+    if (std::isfinite(x)) {
+      s += x;
+      ++n;
+    }
+  return n > 0 ? s / n : kNaN;
+}
+
 double attr(const TraceContents& t, const std::string& name) {
   const auto it = t.number_attributes.find(name);
   return it == t.number_attributes.end() ? kNaN : it->second;
@@ -41,7 +58,8 @@ const std::vector<std::string>& run_columns() {
       "acc_oscillation",  "acc_worst_drop",   "train_loss_std",
       "diverged",         "consensus",        "bytes_sent",
       "staleness_mean",   "staleness_p95",    "wall_s",
-      "sim_per_wall"};
+      "sim_per_wall",     "epoch_train_loss", "epoch_test_acc",
+      "herding_bound",    "herding_bound_mean", "order_bytes"};
   return columns;
 }
 
@@ -107,7 +125,12 @@ RunRow summarize_run(const std::string& path, const TraceContents& t, double tar
                 stale_n > 0 ? stale_sum / stale_n : kNaN,
                 p95,
                 wall,
-                wall > 0 ? attr(t, "sim_time_s") / wall : kNaN};
+                wall > 0 ? attr(t, "sim_time_s") / wall : kNaN,
+                last_finite(epoch_column(t, "train_loss")),
+                last_finite(epoch_column(t, "test_accuracy")),
+                last_finite(epoch_column(t, "herding_bound")),
+                mean_finite(epoch_column(t, "herding_bound")),
+                attr(t, "order_bytes")};
   return row;
 }
 

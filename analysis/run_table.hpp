@@ -21,7 +21,9 @@ struct RunRow {
 // Column names of RunRow::values: final/best accuracy of the evaluation model, node
 // accuracy, time and updates to `target` accuracy, the stability measures of the accuracy
 // curve (algorithms.md section 11), train-loss std, divergence, consensus, bytes,
-// staleness, wall time and simulated/wall ratio.
+// staleness, wall time and simulated/wall ratio; from the per-epoch table (eval.per_epoch):
+// the last epoch's node-data training loss and test accuracy, the last and the mean
+// herding bound; and the example orderer's coordination bytes.
 const std::vector<std::string>& run_columns();
 
 RunRow summarize_run(const std::string& path, const TraceContents& trace, double target);
