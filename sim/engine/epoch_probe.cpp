@@ -6,13 +6,15 @@
 #include "sim/engine/herding.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <tbb/parallel_for.h>
 
 namespace dtsim {
 namespace {
 constexpr std::size_t kLossChunk = 256;
-constexpr std::size_t kGroup = 16;                      // herding chunks in flight at once
-constexpr std::size_t kPerExampleFloats = 4u << 20;     // 16 MiB per thread
+constexpr std::size_t kGroup = 16; // herding chunks in flight at once
+// Per-example buffer per thread: small enough to stay in L2 while the prefix sum reads it.
+constexpr std::size_t kPerExampleFloats = 256u << 10; // 1 MiB
 } // namespace
 
 EpochProbe::EpochProbe(const Model& model, const Dataset& train, const Partition& partition,
@@ -51,6 +53,7 @@ EpochProbe::Scratch& EpochProbe::scratch() {
     if (herding_) {
       p->per_example.resize(static_cast<Eigen::Index>(model_.num_params()) * herding_chunk_);
       p->prefix.resize(static_cast<Eigen::Index>(model_.num_params()));
+      p->peak.resize(static_cast<Eigen::Index>(model_.num_params()));
     }
   }
   return *p;
@@ -61,7 +64,8 @@ std::size_t EpochProbe::scratch_bytes() const {
   for (const auto& p : scratch_)
     if (p)
       bytes += sizeof(float) * static_cast<std::size_t>(p->batch.size() + p->grad.size() +
-                                                        p->per_example.size() + p->prefix.size());
+                                                        p->per_example.size() + p->prefix.size() +
+                                                        p->peak.size());
   if (herding_)
     bytes += sizeof(float) * static_cast<std::size_t>(group_sums_.size() + mean_.size()) +
              sizeof(double) * static_cast<std::size_t>(group_offsets_.size() + total_.size()) +
@@ -168,12 +172,22 @@ double EpochProbe::herding_bound(std::span<const float> params,
       model_.loss_and_per_example_grads(params, gather(s, chunk_ids),
                                         {s.grad.data(), d}, per, *s.workspace);
       s.prefix = group_offsets_.col(static_cast<Eigen::Index>(j)).cast<float>();
-      float worst = 0.0f;
+      // Per example: the prefix update and an element-wise running max of |prefix| (both
+      // vectorised; no reduction per example), reduced once per chunk. In blocks that stay
+      // in L1 between the two statements.
+      constexpr Eigen::Index kBlock = 2048;
+      s.peak.setZero();
+      const auto dim = static_cast<Eigen::Index>(d);
       for (std::size_t k = 0; k < chunk_ids.size(); ++k) {
-        s.prefix += as_vec(std::span<const float>(per).subspan(k * d, d)) - mean_;
-        worst = std::max(worst, s.prefix.cwiseAbs().maxCoeff());
+        const ConstVecMap g(per.data() + k * d, dim);
+        for (Eigen::Index b = 0; b < dim; b += kBlock) {
+          const Eigen::Index len = std::min(kBlock, dim - b);
+          auto prefix = s.prefix.segment(b, len);
+          prefix += g.segment(b, len) - mean_.segment(b, len);
+          s.peak.segment(b, len) = s.peak.segment(b, len).cwiseMax(prefix.cwiseAbs());
+        }
       }
-      group_max_[j] = static_cast<double>(worst);
+      group_max_[j] = static_cast<double>(s.peak.maxCoeff());
     });
     for (std::size_t j = 0; j < gn; ++j)
       bound = std::max(bound, group_max_[j]);

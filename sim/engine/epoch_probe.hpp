@@ -49,6 +49,7 @@ private:
     Vec grad;
     Vec per_example; // herding only
     Vec prefix;
+    Vec peak; // element-wise max of |prefix| over a chunk
   };
   Scratch& scratch();
   BatchView gather(Scratch& s, std::span<const std::uint32_t> ids) const;
