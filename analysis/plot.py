@@ -117,7 +117,8 @@ def main(argv=None):
             grid = np.linspace(start, end, 200 if args.table == "metrics" else int(end - start) + 1)
             ys = np.array([np.interp(grid, rx, ry) for rx, ry in runs])
             mean, std = ys.mean(axis=0), ys.std(axis=0)
-            ax.plot(grid, mean, color=cmap(ci % 10), label=f"{colour} ({len(runs)})", lw=1.4)
+            ax.plot(grid, mean, color=cmap(ci % 10), label=f"{colour} ({len(runs)})", lw=1.4,
+                    marker="o" if args.table == "epochs" else None, ms=3)
             ax.fill_between(grid, mean - std, mean + std, color=cmap(ci % 10), alpha=0.2, lw=0)
         ax.set_title(f"{args.panel} = {panel}")
         ax.set_xlabel(args.x)

@@ -22,8 +22,9 @@ struct RunRow {
 // accuracy, time and updates to `target` accuracy, the stability measures of the accuracy
 // curve (algorithms.md section 11), train-loss std, divergence, consensus, bytes,
 // staleness, wall time and simulated/wall ratio; from the per-epoch table (eval.per_epoch):
-// the last epoch's node-data training loss and test accuracy, the last and the mean
-// herding bound; and the example orderer's coordination bytes.
+// the last epoch's node-data training loss and test accuracy, the last herding bound and its
+// mean over the epochs after the first (whose order is the same D-RR permutation for every
+// orderer); and the example orderer's coordination bytes.
 const std::vector<std::string>& run_columns();
 
 RunRow summarize_run(const std::string& path, const TraceContents& trace, double target);
