@@ -53,13 +53,13 @@ double attr(const TraceContents& t, const std::string& name) {
 
 const std::vector<std::string>& run_columns() {
   static const std::vector<std::string> columns = {
-      "final_acc",        "best_acc",         "node_acc_mean",
-      "node_acc_min",     "time_to_target_s", "updates_to_target",
-      "acc_std_2nd_half", "acc_window_std",   "acc_mean_abs_change",
-      "acc_oscillation",  "acc_worst_drop",   "train_loss_std",
-      "diverged",         "consensus",        "bytes_sent",
-      "staleness_mean",   "staleness_p95",    "wall_s",
-      "sim_per_wall",     "epoch_train_loss", "epoch_test_acc",
+      "final_acc",        "best_acc",           "node_acc_mean",
+      "node_acc_min",     "time_to_target_s",   "updates_to_target",
+      "acc_std_2nd_half", "acc_window_std",     "acc_mean_abs_change",
+      "acc_oscillation",  "acc_worst_drop",     "train_loss_std",
+      "diverged",         "consensus",          "bytes_sent",
+      "staleness_mean",   "staleness_p95",      "wall_s",
+      "sim_per_wall",     "epoch_train_loss",   "epoch_test_acc",
       "herding_bound",    "herding_bound_mean", "order_bytes"};
   return columns;
 }
@@ -108,31 +108,17 @@ RunRow summarize_run(const std::string& path, const TraceContents& t, double tar
     stale_n += static_cast<double>(t.staleness_histogram[i]);
     stale_sum += static_cast<double>(i) * static_cast<double>(t.staleness_histogram[i]);
   }
-  row.values = {s.final_value,
-                s.best_value,
-                last_finite(metric(t, "node_accuracy_mean")),
-                last_finite(metric(t, "node_accuracy_min")),
-                t_target,
-                u_target,
-                s.std_second_half,
-                s.window_std,
-                s.mean_abs_change,
-                s.oscillation,
-                s.worst_drop,
-                finite_loss.empty() ? kNaN : std_second_half(finite_loss),
-                row.status == "diverged" ? 1.0 : 0.0,
-                last_finite(metric(t, "consensus_distance")),
-                last_finite(metric(t, "bytes_sent")),
-                stale_n > 0 ? stale_sum / stale_n : kNaN,
-                p95,
-                wall,
-                wall > 0 ? attr(t, "sim_time_s") / wall : kNaN,
-                last_finite(epoch_column(t, "train_loss")),
-                last_finite(epoch_column(t, "test_accuracy")),
-                last_finite(epoch_column(t, "herding_bound")),
-                // Every orderer runs the same D-RR permutation in the first epoch.
-                mean_finite(epoch_column(t, "herding_bound"), 1),
-                attr(t, "order_bytes")};
+  row.values = {
+      s.final_value, s.best_value, last_finite(metric(t, "node_accuracy_mean")),
+      last_finite(metric(t, "node_accuracy_min")), t_target, u_target, s.std_second_half,
+      s.window_std, s.mean_abs_change, s.oscillation, s.worst_drop,
+      finite_loss.empty() ? kNaN : std_second_half(finite_loss),
+      row.status == "diverged" ? 1.0 : 0.0, last_finite(metric(t, "consensus_distance")),
+      last_finite(metric(t, "bytes_sent")), stale_n > 0 ? stale_sum / stale_n : kNaN, p95, wall,
+      wall > 0 ? attr(t, "sim_time_s") / wall : kNaN, last_finite(epoch_column(t, "train_loss")),
+      last_finite(epoch_column(t, "test_accuracy")), last_finite(epoch_column(t, "herding_bound")),
+      // Every orderer runs the same D-RR permutation in the first epoch.
+      mean_finite(epoch_column(t, "herding_bound"), 1), attr(t, "order_bytes")};
   return row;
 }
 

@@ -251,8 +251,7 @@ int analyze_command(const std::vector<std::string>& args) {
         if (b) {
           const double gain = analysis::stability_gain(b->mean[c], g.mean[c]);
           if (std::isfinite(gain))
-            std::snprintf(buf, sizeof buf, all[c].rfind("acc_", 0) == 0 ? "%+.0f" : "%+.1f",
-                          gain);
+            std::snprintf(buf, sizeof buf, all[c].rfind("acc_", 0) == 0 ? "%+.0f" : "%+.1f", gain);
         }
         cells.push_back(buf);
       }

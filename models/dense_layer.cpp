@@ -41,8 +41,8 @@ void DenseLayer::backward_params(ConstMatMap x, ConstMatMap dz, std::span<float>
   db.noalias() = dz.rowwise().sum();
 }
 
-void DenseLayer::per_example_params(ConstMatMap x, ConstMatMap dz, float scale,
-                                    float* per_example, std::size_t stride) const {
+void DenseLayer::per_example_params(ConstMatMap x, ConstMatMap dz, float scale, float* per_example,
+                                    std::size_t stride) const {
   // Rank-one outer products written column by column of W: each column is one scaled copy
   // of dz_k, so the cost is one write per parameter and example, with nothing recomputed.
   const auto rows = static_cast<std::size_t>(out);

@@ -28,9 +28,8 @@ EpochProbe::EpochProbe(const Model& model, const Dataset& train, const Partition
                "the herding bound needs per-example gradients");
   for (std::size_t i = 0; i < partition.node_indices.size(); ++i)
     for (std::size_t first = 0; first < partition.node_indices[i].size(); first += kLossChunk)
-      loss_jobs_.push_back(
-          {static_cast<int>(i), first,
-           std::min(kLossChunk, partition.node_indices[i].size() - first)});
+      loss_jobs_.push_back({static_cast<int>(i), first,
+                            std::min(kLossChunk, partition.node_indices[i].size() - first)});
   loss_partial_.resize(loss_jobs_.size());
   if (herding) {
     const auto d = static_cast<Eigen::Index>(model.num_params());
@@ -63,9 +62,9 @@ std::size_t EpochProbe::scratch_bytes() const {
   std::size_t bytes = 0;
   for (const auto& p : scratch_)
     if (p)
-      bytes += sizeof(float) * static_cast<std::size_t>(p->batch.size() + p->grad.size() +
-                                                        p->per_example.size() + p->prefix.size() +
-                                                        p->peak.size());
+      bytes += sizeof(float) *
+               static_cast<std::size_t>(p->batch.size() + p->grad.size() + p->per_example.size() +
+                                        p->prefix.size() + p->peak.size());
   if (herding_)
     bytes += sizeof(float) * static_cast<std::size_t>(group_sums_.size() + mean_.size()) +
              sizeof(double) * static_cast<std::size_t>(group_offsets_.size() + total_.size()) +
@@ -87,12 +86,12 @@ double EpochProbe::node_train_loss(std::span<const std::span<const float>> model
   DTSIM_ASSERT(models.size() == 1 || models.size() == nodes, "one model, or one per node");
   tbb::parallel_for(std::size_t{0}, loss_jobs_.size(), [&](std::size_t j) {
     const Job& job = loss_jobs_[j];
-    const auto ids = std::span<const std::uint32_t>(
-        partition_.node_indices[static_cast<std::size_t>(job.node)]);
+    const auto ids =
+        std::span<const std::uint32_t>(partition_.node_indices[static_cast<std::size_t>(job.node)]);
     Scratch& s = scratch();
     const auto& params = models[models.size() == 1 ? 0 : static_cast<std::size_t>(job.node)];
-    loss_partial_[j] = model_.evaluate(params, gather(s, ids.subspan(job.first, job.count)),
-                                       *s.workspace);
+    loss_partial_[j] =
+        model_.evaluate(params, gather(s, ids.subspan(job.first, job.count)), *s.workspace);
   });
   // Jobs are in node order, chunks in order within a node: a serial, fixed-order reduction.
   std::vector<double> node_loss(nodes, 0.0);
@@ -131,13 +130,11 @@ double EpochProbe::herding_bound(std::span<const float> params,
   const std::size_t chunks = (n + c - 1) / c;
   const std::size_t d = model_.num_params();
   auto ids = [&](std::size_t chunk) {
-    return std::span<const std::uint32_t>(sequence_).subspan(chunk * c,
-                                                             std::min(c, n - chunk * c));
+    return std::span<const std::uint32_t>(sequence_).subspan(chunk * c, std::min(c, n - chunk * c));
   };
   auto group_chunk_sums = [&](std::size_t g0, std::size_t gn) {
     tbb::parallel_for(std::size_t{0}, gn, [&](std::size_t j) {
-      chunk_sum(params, ids(g0 + j),
-                {group_sums_.col(static_cast<Eigen::Index>(j)).data(), d});
+      chunk_sum(params, ids(g0 + j), {group_sums_.col(static_cast<Eigen::Index>(j)).data(), d});
     });
   };
 
@@ -162,15 +159,15 @@ double EpochProbe::herding_bound(std::span<const float> params,
     for (std::size_t j = 0; j < gn; ++j) {
       const auto col = static_cast<Eigen::Index>(j);
       group_offsets_.col(col) = running;
-      running += group_sums_.col(col).cast<double>() -
-                 static_cast<double>(ids(g0 + j).size()) * mean_d;
+      running +=
+          group_sums_.col(col).cast<double>() - static_cast<double>(ids(g0 + j).size()) * mean_d;
     }
     tbb::parallel_for(std::size_t{0}, gn, [&](std::size_t j) {
       const auto chunk_ids = ids(g0 + j);
       Scratch& s = scratch();
       const std::span<float> per{s.per_example.data(), d * chunk_ids.size()};
-      model_.loss_and_per_example_grads(params, gather(s, chunk_ids),
-                                        {s.grad.data(), d}, per, *s.workspace);
+      model_.loss_and_per_example_grads(params, gather(s, chunk_ids), {s.grad.data(), d}, per,
+                                        *s.workspace);
       s.prefix = group_offsets_.col(static_cast<Eigen::Index>(j)).cast<float>();
       // Per example: the prefix update and an element-wise running max of |prefix| (both
       // vectorised; no reduction per example), reduced once per chunk. In blocks that stay

@@ -72,9 +72,9 @@ private:
   std::vector<Job> loss_jobs_;
   std::vector<EvalResult> loss_partial_;
   std::vector<std::uint32_t> sequence_;
-  Eigen::MatrixXf group_sums_;     // num_params x kGroup chunk sums
-  Eigen::MatrixXd group_offsets_;  // prefix sums before each chunk of a group
-  Eigen::VectorXd total_;          // sum over the whole sequence
+  Eigen::MatrixXf group_sums_;    // num_params x kGroup chunk sums
+  Eigen::MatrixXd group_offsets_; // prefix sums before each chunk of a group
+  Eigen::VectorXd total_;         // sum over the whole sequence
   Vec mean_;
   std::vector<double> group_max_;
   tbb::enumerable_thread_specific<std::unique_ptr<Scratch>> scratch_;

@@ -22,9 +22,9 @@ namespace dtsim {
 // before_gradient hook on the node's model, the gather of the minibatch (indices and count
 // fixed before launch), forward/backward, and the after_gradient hook. With
 // enable_per_example(), the backward pass also writes per-example gradients (a
-// num_params x batch buffer, allocated then) and the orderer observes them in the task. The model is used in place:
-// the Context forbids the engine thread to write it while the task runs. join() waits for
-// the task and frees the slot; wait() only waits. The result depends only on the inputs
+// num_params x batch buffer, allocated then) and the orderer observes them in the task. The model
+// is used in place: the Context forbids the engine thread to write it while the task runs. join()
+// waits for the task and frees the slot; wait() only waits. The result depends only on the inputs
 // fixed at launch, never on which thread ran it or when.
 class GradientSlot {
 public:

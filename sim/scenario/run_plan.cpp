@@ -44,8 +44,8 @@ void read_eval(const Params& p, EngineConfig& e, const Model& model) {
   if (e.eval_herding_bound && !e.eval_per_epoch)
     p.fail("herding_bound", "the herding bound is a per-epoch measure: set eval.per_epoch: true");
   if (e.eval_herding_bound && !model.supports_per_example_grads())
-    p.fail("herding_bound", "needs per-example gradients, which model " + model.describe() +
-                                " does not compute");
+    p.fail("herding_bound",
+           "needs per-example gradients, which model " + model.describe() + " does not compute");
 }
 
 RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scenario_path,
@@ -129,12 +129,10 @@ RunResult execute_plan(RunPlan& plan, TraceSink& sink, int threads) {
   header.name = plan.name;
   header.scenario_yaml = plan.resolved_yaml;
   header.seed = plan.seed;
-  header.text_attributes = {{"dtsim_version", DTSIM_VERSION},
-                            {"scenario_file", plan.source_file},
-                            {"model", plan.model->describe()},
-                            {"algorithm", plan.algorithm->describe()},
-                            {"order", plan.order->describe()},
-                            {"topology", plan.topology->name()}};
+  header.text_attributes = {
+      {"dtsim_version", DTSIM_VERSION},  {"scenario_file", plan.source_file},
+      {"model", plan.model->describe()}, {"algorithm", plan.algorithm->describe()},
+      {"order", plan.order->describe()}, {"topology", plan.topology->name()}};
   header.number_attributes = {{"threads", threads},
                               {"batch_size", plan.engine.batch_size},
                               {"memory_estimate_bytes", plan.memory_estimate_bytes}};

@@ -326,9 +326,9 @@ void Hdf5TraceSink::epoch(const MetricsRow& row) {
   DTSIM_ASSERT(row.columns.size() == epoch_names_.size(),
                "epoch row has another number of columns than the first row");
   for (std::size_t i = 0; i < epoch_names_.size(); ++i) {
-    DTSIM_ASSERT(row.columns[i].first == epoch_names_[i],
-                 "epoch column '" + row.columns[i].first + "' where the first row had '" +
-                     epoch_names_[i] + "'");
+    DTSIM_ASSERT(row.columns[i].first == epoch_names_[i], "epoch column '" + row.columns[i].first +
+                                                              "' where the first row had '" +
+                                                              epoch_names_[i] + "'");
     append(epoch_sets_[i].get(), epoch_rows_, 1, H5T_NATIVE_DOUBLE, scalar_space_.get(),
            &row.columns[i].second, path);
   }

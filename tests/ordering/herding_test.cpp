@@ -92,7 +92,7 @@ TEST_SUITE("ordering") {
       pair_bounds.push_back(bound_of(v, paired));
       grab_bounds.push_back(bound_of(v, grab));
       INFO("epoch " << epoch << ": herding bound original " << h0 << ", PairBalance "
-                       << pair_bounds.back() << ", GraB " << grab_bounds.back());
+                    << pair_bounds.back() << ", GraB " << grab_bounds.back());
     }
     CHECK(pair_bounds.front() < h0);
     CHECK(pair_bounds.back() < 0.5 * h0);
@@ -138,8 +138,8 @@ TEST_SUITE("ordering") {
     auto ws = model.make_workspace(static_cast<int>(seq.size()));
     std::vector<float> grad(model.num_params()), per(model.num_params() * seq.size());
     model.loss_and_per_example_grads(
-        params, BatchView{batch.data(), 10, static_cast<int>(seq.size()), labels.data()}, grad,
-        per, *ws);
+        params, BatchView{batch.data(), 10, static_cast<int>(seq.size()), labels.data()}, grad, per,
+        *ws);
     const double expected = herding_bound(per, model.num_params(), seq.size());
 
     double first = -1;
@@ -159,10 +159,11 @@ TEST_SUITE("ordering") {
       for (const auto& o : part.node_indices) {
         double sum = 0;
         for (std::uint32_t k : o)
-          sum += model.evaluate(params, BatchView{train.features.col(k).data(), 10, 1,
-                                                  &train.labels[k]},
-                                *ws)
-                     .loss_sum;
+          sum +=
+              model
+                  .evaluate(params,
+                            BatchView{train.features.col(k).data(), 10, 1, &train.labels[k]}, *ws)
+                  .loss_sum;
         mean += sum / static_cast<double>(o.size()) / 3.0;
       }
       CHECK(probe.node_train_loss(one) == doctest::Approx(mean).epsilon(1e-9));

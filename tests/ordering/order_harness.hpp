@@ -47,8 +47,9 @@ class OrderHarness final : public OrderChannel {
 public:
   using Gradient = std::function<std::vector<float>(std::uint32_t id)>;
   OrderHarness(ExampleOrder& order, int nodes, int batch, std::size_t dim, Gradient gradient_of)
-      : order_(order), nodes_(nodes), batch_(batch), dim_(dim), gradient_of_(std::move(gradient_of)),
-        drawn_(static_cast<std::size_t>(nodes)), batches_(static_cast<std::size_t>(nodes)) {}
+      : order_(order), nodes_(nodes), batch_(batch), dim_(dim),
+        gradient_of_(std::move(gradient_of)), drawn_(static_cast<std::size_t>(nodes)),
+        batches_(static_cast<std::size_t>(nodes)) {}
 
   SimTime now() const override { return SimTime::from_ns(clock_ns_); }
   int num_nodes() const override { return nodes_; }

@@ -57,8 +57,8 @@ std::vector<std::uint32_t> slice(const std::vector<std::uint32_t>& v, std::size_
 TEST_SUITE("ordering") {
   TEST_CASE("Orderers: every kind gives each node a permutation of its examples every epoch") {
     const Partition part = partition_of({{3, 9, 14, 20, 21, 30, 31}, // 7 (odd)
-                                         {0, 1, 2, 4, 5, 6, 7, 8},  // 8
-                                         {40, 41, 42, 43, 44}});    // 5 (odd)
+                                         {0, 1, 2, 4, 5, 6, 7, 8},   // 8
+                                         {40, 41, 42, 43, 44}});     // 5 (odd)
     const StubModel model(3);
     for (const char* kind :
          {"random", "fixed", "grab", "pair-balance", "id-grab", "id-grab-mean", "cd-grab"})
@@ -107,9 +107,10 @@ TEST_SUITE("ordering") {
       for (int j = 0; j < 2; ++j) {
         DataSampler reference(part.node_indices[static_cast<std::size_t>(j)], 11, j);
         std::vector<std::uint32_t> expected(h.drawn(j).size());
-        for (std::size_t first = 0; first < expected.size(); first += static_cast<std::size_t>(batch))
-          reference.next_batch(std::span<std::uint32_t>(expected).subspan(
-              first, static_cast<std::size_t>(batch)));
+        for (std::size_t first = 0; first < expected.size();
+             first += static_cast<std::size_t>(batch))
+          reference.next_batch(
+              std::span<std::uint32_t>(expected).subspan(first, static_cast<std::size_t>(batch)));
         CHECK(h.drawn(j) == expected);
       }
     }
@@ -150,7 +151,8 @@ TEST_SUITE("ordering") {
                      by_position(*order, {{{1, 0}, {0, 0}, {2, 0}, {0, 1}, {5, 5}}}));
       for (int round = 0; round < 4; ++round)
         h.round(false);
-      CHECK(slice(h.drawn(0), 5, 5) == std::vector<std::uint32_t>{s0[0], s0[3], s0[4], s0[2], s0[1]});
+      CHECK(slice(h.drawn(0), 5, 5) ==
+            std::vector<std::uint32_t>{s0[0], s0[3], s0[4], s0[2], s0[1]});
     }
   }
 
@@ -195,14 +197,19 @@ TEST_SUITE("ordering") {
     const Partition part = partition_of({{0, 1, 2, 3}});
     const StubModel with(2), without(2, false);
     const OrderSetup setup{1, 2, 1, &part, &without};
-    CHECK(config_error_of([&] { make_order(make_params({{"kind", "cd-grub"}}), setup); }) ==
+    CHECK(config_error_of([&] {
+            make_order(make_params({{"kind", "cd-grub"}}), setup);
+          }) ==
           "test.yaml:2: kind: unknown name 'cd-grub' (did you mean 'cd-grab'?); expected one of: "
           "random, fixed, grab, pair-balance, id-grab, cd-grab");
-    CHECK(config_error_of([&] { make_order(make_params({{"kind", "cd-grab"}}), setup); }) ==
+    CHECK(config_error_of([&] {
+            make_order(make_params({{"kind", "cd-grab"}}), setup);
+          }) ==
           "test.yaml:2: kind: 'cd-grab' balances per-example gradients, which model stub does not "
           "compute; use random or fixed, or another model");
-    CHECK(config_error_of([&] { make_order(make_params({{"kind", "random"}}), setup); }) ==
-          "(no error)");
+    CHECK(config_error_of([&] {
+            make_order(make_params({{"kind", "random"}}), setup);
+          }) == "(no error)");
     const OrderSetup ok{1, 2, 1, &part, &with};
     CHECK(config_error_of([&] {
             make_order(make_params({{"kind", "id-grab"}, {"balance", "both"}}), ok);

@@ -81,11 +81,10 @@ std::vector<double> node_column(const MemoryTraceSink& s, const std::string& nam
 
 TEST_SUITE("ordering") {
   TEST_CASE("Ordering runs: identical with 1 and 2 threads (ssgd + cd-grab, dsgd async + grab)") {
-    for (const auto& [alg, order] :
-         {std::pair<std::string, std::string>{"{name: ssgd, lr: 0.1, momentum: 0.9}",
-                                              "{kind: cd-grab}"},
-          {"{name: dsgd, mode: async, lr: 0.1}", "{kind: grab}"},
-          {"{name: asgd, lr: 0.05}", "{kind: pair-balance}"}}) {
+    for (const auto& [alg, order] : {std::pair<std::string, std::string>{
+                                         "{name: ssgd, lr: 0.1, momentum: 0.9}", "{kind: cd-grab}"},
+                                     {"{name: dsgd, mode: async, lr: 0.1}", "{kind: grab}"},
+                                     {"{name: asgd, lr: 0.05}", "{kind: pair-balance}"}}) {
       CAPTURE(alg);
       CAPTURE(order);
       const Outcome one = run(run_scenario(alg, order), 1);
@@ -98,7 +97,8 @@ TEST_SUITE("ordering") {
       REQUIRE(one.sink.epoch_rows().size() == 3);
       CHECK(one.sink.epoch_rows()[2].get("epoch") == 3);
       CHECK(one.sink.epoch_rows()[2].get("herding_bound") > 0);
-      CHECK(one.sink.epoch_rows()[2].get("train_loss") < one.sink.epoch_rows()[0].get("train_loss"));
+      CHECK(one.sink.epoch_rows()[2].get("train_loss") <
+            one.sink.epoch_rows()[0].get("train_loss"));
     }
   }
 
@@ -133,8 +133,7 @@ TEST_SUITE("ordering") {
             plan_run_text(run_scenario(alg, "{kind: grb}"), "o.yaml", {});
           }).find("o.yaml:9: data.order.kind: unknown name 'grb' (did you mean 'grab'?)") == 0);
     CHECK(testing::config_error_of([&] {
-            plan_run_text(run_scenario(alg, "{kind: random}"), "o.yaml",
-                          {"eval.per_epoch=false"});
+            plan_run_text(run_scenario(alg, "{kind: random}"), "o.yaml", {"eval.per_epoch=false"});
           }) == "o.yaml:17: eval.herding_bound: the herding bound is a per-epoch measure: set "
                 "eval.per_epoch: true");
     CHECK(testing::config_error_of([&] {

@@ -8,8 +8,7 @@ namespace dtsim {
 
 MeanBalancer::MeanBalancer(std::size_t dim, std::size_t epoch_size)
     : s_(Vec::Zero(static_cast<Eigen::Index>(dim))), mbar_(Vec::Zero(s_.size())),
-      mnext_(Vec::Zero(s_.size())), c_(s_.size()),
-      inv_n_(1.0f / static_cast<float>(epoch_size)) {
+      mnext_(Vec::Zero(s_.size())), c_(s_.size()), inv_n_(1.0f / static_cast<float>(epoch_size)) {
   DTSIM_ASSERT(epoch_size >= 1, "MeanBalancer: empty epoch");
 }
 

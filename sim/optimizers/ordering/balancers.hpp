@@ -42,7 +42,9 @@ public:
   std::span<const float> running_sum() const {
     return {s_.data(), static_cast<std::size_t>(s_.size())};
   }
-  std::size_t state_bytes() const { return sizeof(float) * 2 * static_cast<std::size_t>(s_.size()); }
+  std::size_t state_bytes() const {
+    return sizeof(float) * 2 * static_cast<std::size_t>(s_.size());
+  }
 
 private:
   Vec s_, dlt_;

@@ -12,10 +12,9 @@ namespace dtsim {
 CdGrabOrder::Worker::Worker(std::vector<std::uint32_t> first) : orders(std::move(first)) {}
 
 CdGrabOrder::CdGrabOrder(const Params& p, const OrderSetup& setup)
-    : dim_(setup.model->num_params()), nodes_(setup.nodes),
-      max_pairs_((setup.batch_size + 1) / 2),
-      server_s_per_pair_(p.number("server_s_per_pair", 1.2e-9 * static_cast<double>(dim_),
-                                  Range::non_negative())),
+    : dim_(setup.model->num_params()), nodes_(setup.nodes), max_pairs_((setup.batch_size + 1) / 2),
+      server_s_per_pair_(
+          p.number("server_s_per_pair", 1.2e-9 * static_cast<double>(dim_), Range::non_negative())),
       server_(dim_) {
   workers_.reserve(static_cast<std::size_t>(nodes_));
   for (int i = 0; i < nodes_; ++i) {
@@ -145,9 +144,8 @@ void CdGrabOrder::observe(int node, std::span<const std::uint32_t>,
 void CdGrabOrder::on_gradient_ready(OrderChannel& channel, int node) {
   Worker& w = workers_[static_cast<std::size_t>(node)];
   const StepRecord& r = record(w, w.steps_sent);
-  const std::int64_t bytes =
-      kHeaderBytes + static_cast<std::int64_t>(r.num_pairs) *
-                         static_cast<std::int64_t>(dim_ * sizeof(float));
+  const std::int64_t bytes = kHeaderBytes + static_cast<std::int64_t>(r.num_pairs) *
+                                                static_cast<std::int64_t>(dim_ * sizeof(float));
   w.bytes_sent += static_cast<double>(bytes);
   ++w.steps_sent;
   channel.send(node, channel.coordinator(), bytes, kDifferences, r.step);

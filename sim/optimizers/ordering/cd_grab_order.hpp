@@ -92,8 +92,8 @@ private:
   std::vector<Worker> workers_;
   // Coordinator.
   PairBalancer server_;
-  std::int64_t next_step_ = 0;     // lowest step not yet balanced
-  std::vector<int> arrivals_;      // [k - next_step_]: workers whose step k has arrived
+  std::int64_t next_step_ = 0; // lowest step not yet balanced
+  std::vector<int> arrivals_;  // [k - next_step_]: workers whose step k has arrived
   bool busy_ = false;
   double server_busy_s_ = 0;
   std::int64_t pairs_balanced_ = 0;
