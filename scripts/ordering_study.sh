@@ -23,7 +23,7 @@ for m in "${models[@]}"; do
   # Per (n, order): mean ± std over seeds, and the reduction vs D-RR at the same n, in %.
   "$dtsim" analyze "$out" --by nodes,data.order.kind --baseline data.order.kind=random \
     --columns epoch_train_loss,epoch_test_acc,herding_bound,herding_bound_mean,order_bytes,wall_s \
-    --markdown | tee "docs/ordering-$m.md.table"
+    --markdown | tee "docs/ordering-$m-table.md"
   "$dtsim" analyze "$out" --by nodes,data.order.kind,seed --csv "docs/ordering-$m.csv" > /dev/null
   for y in train_loss herding_bound test_accuracy; do
     "$python" analysis/plot.py "$out" --table epochs --x epoch --y "$y" --panel nodes \
