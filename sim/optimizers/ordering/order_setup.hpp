@@ -15,6 +15,8 @@ namespace dtsim {
 
 class Model;
 
+// The pointers need to be valid only while the orderer is constructed (orderers copy what
+// they keep: the node index lists, num_params()).
 struct OrderSetup {
   int nodes = 0;
   int batch_size = 1;
