@@ -9,6 +9,11 @@ the mean over runs (seeds) as a line and mean ± std as a band. Reads traces onl
 Keys are dotted paths into each trace's resolved scenario (attribute `scenario`), or the
 trace attributes `name` and `status`; "a,b" labels by both. Writes OUT.png and OUT.svg. Needs Debian's
 python3-h5py, python3-matplotlib, python3-numpy, python3-yaml.
+
+Per-epoch curves (eval.per_epoch) come from the /epochs table:
+
+    /usr/bin/python3 analysis/plot.py runs/ordering --table epochs --x epoch \
+        --y herding_bound --panel nodes --colour data.order.kind -o docs/img/ordering-herding
 """
 import argparse
 import os
@@ -49,12 +54,13 @@ def lookup(scenario, attrs, key):
         if isinstance(node, (dict, list)) else str(node)
 
 
-def load(path, x_key, y_key):
+def load(path, x_key, y_key, table="metrics"):
     with h5py.File(path, "r") as f:
         attrs = dict(f.attrs)
         scenario = yaml.safe_load(attrs.get("scenario", "{}")) or {}
-        x = f["metrics"][x_key][:] if x_key in f["metrics"] else None
-        y = f["metrics"][y_key][:] if y_key in f["metrics"] else None
+        group = f[table] if table in f else {}
+        x = group[x_key][:] if x_key in group else None
+        y = group[y_key][:] if y_key in group else None
     return scenario, attrs, x, y
 
 
@@ -72,7 +78,10 @@ def main(argv=None):
     ap.add_argument("--legend-below", action="store_true",
                     help="legend under the panels (for many colours)")
     ap.add_argument("--y", default="test_accuracy")
+    ap.add_argument("--table", default="metrics", choices=["metrics", "epochs"],
+                    help="metrics: one row per evaluation; epochs: one row per epoch")
     ap.add_argument("--ylim", type=float, nargs=2)
+    ap.add_argument("--logy", action="store_true")
     ap.add_argument("--title", default="")
     ap.add_argument("--vs", metavar="COLUMN",
                     help="instead of curves: plot --measure against this column of the "
@@ -86,7 +95,7 @@ def main(argv=None):
 
     groups = {}  # (panel, colour) -> list of (x, y)
     for path in trace_files(args.inputs):
-        scenario, attrs, x, y = load(path, args.x, args.y)
+        scenario, attrs, x, y = load(path, args.x, args.y, args.table)
         if x is None or y is None or any(lookup(scenario, attrs, k) != v for k, v in filters):
             continue
         key = (lookup(scenario, attrs, args.panel), lookup(scenario, attrs, args.colour))
@@ -111,14 +120,18 @@ def main(argv=None):
             if not runs:
                 continue
             end = min(r[0][-1] for r in runs)
-            if args.logx:  # from the latest first positive x of the runs (log(0) is -inf)
+            if args.table == "epochs":
+                start = max(r[0][0] for r in runs)
+                grid = np.linspace(start, end, int(end - start) + 1)
+            elif args.logx:  # from the latest first positive x of the runs (log(0) is -inf)
                 start = max(rx[rx > 0][0] if (rx > 0).any() else end for rx, _ in runs)
                 grid = np.geomspace(start, end, 200) if 0 < start < end else np.array([end])
             else:
                 grid = np.linspace(0, end, 200)
             ys = np.array([np.interp(grid, rx, ry) for rx, ry in runs])
             mean, std = ys.mean(axis=0), ys.std(axis=0)
-            ax.plot(grid, mean, color=cmap(ci % 10), label=f"{colour} ({len(runs)})", lw=1.4)
+            ax.plot(grid, mean, color=cmap(ci % 10), label=f"{colour} ({len(runs)})", lw=1.4,
+                    marker="o" if args.table == "epochs" else None, ms=3)
             ax.fill_between(grid, mean - std, mean + std, color=cmap(ci % 10), alpha=0.2, lw=0)
         ax.set_title(f"{args.panel} = {panel}")
         ax.set_xlabel(args.x)
@@ -127,6 +140,8 @@ def main(argv=None):
         ax.grid(alpha=0.3)
         if args.ylim:
             ax.set_ylim(*args.ylim)
+        if args.logy:
+            ax.set_yscale("log")
     axes[0][0].set_ylabel(args.y)
     labels = {}
     for ax in axes[0]:
@@ -139,7 +154,8 @@ def main(argv=None):
         fig.legend(labels.values(), labels.keys(), fontsize=8, loc="lower center",
                    ncol=min(4, len(labels)), title=title, title_fontsize=7)
     else:
-        axes[0][0].legend(labels.values(), labels.keys(), fontsize=8, loc="lower right",
+        axes[0][0].legend(labels.values(), labels.keys(), fontsize=8,
+                          loc="lower right" if args.table == "metrics" else "best",
                           title=title, title_fontsize=7)
     if args.title:
         fig.suptitle(args.title)

@@ -26,6 +26,24 @@ double last_finite(const std::vector<double>& v) {
   return kNaN;
 }
 
+const std::vector<double>& epoch_column(const TraceContents& t, const std::string& name) {
+  static const std::vector<double> empty;
+  const auto it = t.epochs.find(name);
+  return it == t.epochs.end() ? empty : it->second;
+}
+
+// Mean of the finite values from index `first` on.
+double mean_finite(const std::vector<double>& v, std::size_t first) {
+  double s = 0;
+  int n = 0;
+  for (std::size_t i = first; i < v.size(); ++i)
+    if (std::isfinite(v[i])) {
+      s += v[i];
+      ++n;
+    }
+  return n > 0 ? s / n : kNaN;
+}
+
 double attr(const TraceContents& t, const std::string& name) {
   const auto it = t.number_attributes.find(name);
   return it == t.number_attributes.end() ? kNaN : it->second;
@@ -56,7 +74,12 @@ const std::vector<std::string>& run_columns() {
                                                    "sim_s",
                                                    "bytes_to_target",
                                                    "idle_per_compute",
-                                                   "bits_per_coord"};
+                                                   "bits_per_coord",
+                                                   "epoch_train_loss",
+                                                   "epoch_test_acc",
+                                                   "herding_bound",
+                                                   "herding_bound_mean",
+                                                   "order_bytes"};
   return columns;
 }
 
@@ -117,29 +140,19 @@ RunRow summarize_run(const std::string& path, const TraceContents& t, double tar
     stale_n += static_cast<double>(t.staleness_histogram[i]);
     stale_sum += static_cast<double>(i) * static_cast<double>(t.staleness_histogram[i]);
   }
-  row.values = {s.final_value,
-                s.best_value,
-                last_finite(metric(t, "node_accuracy_mean")),
-                last_finite(metric(t, "node_accuracy_min")),
-                t_target,
-                u_target,
-                s.std_second_half,
-                s.window_std,
-                s.mean_abs_change,
-                s.oscillation,
-                s.worst_drop,
-                finite_loss.empty() ? kNaN : std_second_half(finite_loss),
-                row.status == "diverged" ? 1.0 : 0.0,
-                last_finite(metric(t, "consensus_distance")),
-                last_finite(metric(t, "bytes_sent")),
-                stale_n > 0 ? stale_sum / stale_n : kNaN,
-                p95,
-                wall,
-                wall > 0 ? attr(t, "sim_time_s") / wall : kNaN,
-                attr(t, "sim_time_s"),
-                b_target,
-                compute > 0 ? idle / compute : kNaN,
-                last_finite(metric(t, "bits_per_coordinate"))};
+  row.values = {
+      s.final_value, s.best_value, last_finite(metric(t, "node_accuracy_mean")),
+      last_finite(metric(t, "node_accuracy_min")), t_target, u_target, s.std_second_half,
+      s.window_std, s.mean_abs_change, s.oscillation, s.worst_drop,
+      finite_loss.empty() ? kNaN : std_second_half(finite_loss),
+      row.status == "diverged" ? 1.0 : 0.0, last_finite(metric(t, "consensus_distance")),
+      last_finite(metric(t, "bytes_sent")), stale_n > 0 ? stale_sum / stale_n : kNaN, p95, wall,
+      wall > 0 ? attr(t, "sim_time_s") / wall : kNaN, attr(t, "sim_time_s"), b_target,
+      compute > 0 ? idle / compute : kNaN, last_finite(metric(t, "bits_per_coordinate")),
+      last_finite(epoch_column(t, "train_loss")), last_finite(epoch_column(t, "test_accuracy")),
+      last_finite(epoch_column(t, "herding_bound")),
+      // Every orderer runs the same D-RR permutation in the first epoch.
+      mean_finite(epoch_column(t, "herding_bound"), 1), attr(t, "order_bytes")};
   return row;
 }
 

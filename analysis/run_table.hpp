@@ -22,7 +22,11 @@ struct RunRow {
 // accuracy, time and updates to `target` accuracy, the stability measures of the accuracy
 // curve (algorithms.md section 11), train-loss std, divergence, consensus, bytes,
 // staleness, wall time and simulated/wall ratio, simulated time, bytes to `target`, waiting
-// per computing time (all nodes) and payload bits per coordinate (gossip methods).
+// per computing time (all nodes) and payload bits per coordinate (gossip methods); from the
+// per-epoch table (eval.per_epoch): the last epoch's node-data training loss and test
+// accuracy, the last herding bound and its mean over the epochs after the first (whose order
+// is the same D-RR permutation for every orderer); and the example orderer's coordination
+// bytes.
 const std::vector<std::string>& run_columns();
 
 RunRow summarize_run(const std::string& path, const TraceContents& trace, double target);

@@ -225,14 +225,20 @@ int analyze_command(const std::vector<std::string>& args) {
     header.push_back("runs");
     for (std::size_t c : shown)
       header.push_back(all[c]);
-    // Stability gains (algorithms.md section 11) over the baseline group, in %.
+    // Stability gains (algorithms.md section 11) over the baseline group, in %; the same
+    // relative reduction for the per-epoch training loss and herding bound (lower is better).
     std::vector<std::size_t> gains;
-    if (!a.baseline.empty())
-      for (std::size_t c : shown)
-        if (all[c].rfind("acc_", 0) == 0 && all[c] != "acc_mean") {
-          gains.push_back(c);
-          header.push_back("gain_" + all[c].substr(4) + "_%");
-        }
+    for (std::size_t c : shown) {
+      if (a.baseline.empty())
+        break;
+      if (all[c].rfind("acc_", 0) == 0 && all[c] != "acc_mean") {
+        gains.push_back(c);
+        header.push_back("gain_" + all[c].substr(4) + "_%");
+      } else if (all[c] == "epoch_train_loss" || all[c].rfind("herding_bound", 0) == 0) {
+        gains.push_back(c);
+        header.push_back("gain_" + all[c] + "_%");
+      }
+    }
     const std::vector<GroupRow> groups = analysis::group_rows(rows);
     for (const GroupRow& g : groups) {
       std::vector<std::string> cells = g.group;
@@ -245,7 +251,7 @@ int analyze_command(const std::vector<std::string>& args) {
         if (b) {
           const double gain = analysis::stability_gain(b->mean[c], g.mean[c]);
           if (std::isfinite(gain))
-            std::snprintf(buf, sizeof buf, "%+.0f", gain);
+            std::snprintf(buf, sizeof buf, all[c].rfind("acc_", 0) == 0 ? "%+.0f" : "%+.1f", gain);
         }
         cells.push_back(buf);
       }

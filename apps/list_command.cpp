@@ -7,6 +7,7 @@
 #include "sim/core/errors.hpp"
 #include "sim/optimizers/algorithm_setup.hpp"
 #include "sim/optimizers/compression/compressor.hpp"
+#include "sim/optimizers/ordering/order_setup.hpp"
 #include "topologies/make_topology.hpp"
 
 #include <iostream>
@@ -33,6 +34,8 @@ int list_command(const std::vector<std::string>& args) {
   builtin_algorithms().describe(std::cout);
   std::cout << "compressors (algorithm.compressor.kind):\n";
   builtin_compressors().describe(std::cout);
+  std::cout << "example orders (data.order.kind):\n";
+  builtin_orders().describe(std::cout);
   print_pairs("models (model.kind)", model_kinds());
   print_pairs("topologies (topology.kind)", topology_kinds());
   print_pairs("partitions (data.partition.kind)", partition_kinds());

@@ -2,6 +2,7 @@
 // Dense layer forward/backward as GEMMs on preallocated memory, plus ReLU.
 #include "models/dense_layer.hpp"
 
+#include "sim/core/flat_vector.hpp"
 #include "sim/core/rng.hpp"
 
 #include <algorithm>
@@ -38,6 +39,26 @@ void DenseLayer::backward_params(ConstMatMap x, ConstMatMap dz, std::span<float>
   gemm(false, dz, true, x, weights(grad), GemmInit::Zero, nullptr, scratch);
   Eigen::Map<Eigen::VectorXf> db(grad.data() + offset + static_cast<std::size_t>(out) * in, out);
   db.noalias() = dz.rowwise().sum();
+}
+
+void DenseLayer::per_example_params(ConstMatMap x, ConstMatMap dz, float scale, float* per_example,
+                                    std::size_t stride) const {
+  // Rank-one outer products written column by column of W: each column is one scaled copy
+  // of dz_k, so the cost is one write per parameter and example, with nothing recomputed.
+  const auto rows = static_cast<std::size_t>(out);
+  for (Eigen::Index k = 0; k < dz.cols(); ++k) {
+    float* dst = per_example + static_cast<std::size_t>(k) * stride + offset;
+    const ConstVecMap d(dz.data() + k * dz.outerStride(), out);
+    const float* xk = x.data() + k * x.outerStride();
+    const float* dk = d.data();
+    for (std::size_t j = 0; j < static_cast<std::size_t>(in); ++j) {
+      const float s = scale * xk[j];
+      float* o = dst + j * rows;
+      for (std::size_t i = 0; i < rows; ++i)
+        o[i] = s * dk[i];
+    }
+    VecMap(dst + rows * static_cast<std::size_t>(in), out).noalias() = scale * d;
+  }
 }
 
 void DenseLayer::backward_input(std::span<const float> params, ConstMatMap dz, MatMap dx,

@@ -44,6 +44,12 @@ struct DenseLayer {
   // (not added) into this layer's slice of `grad`.
   void backward_params(ConstMatMap x, ConstMatMap dz, std::span<float> grad,
                        GemmScratch& scratch) const;
+  // Per-example parameter gradients from the same x and dz: column k of `per_example`
+  // (`stride` floats apart, k < n) gets this layer's slice of scale * (dz_k x_k^T, dz_k),
+  // in the flat layout. scale = n undoes the 1/n of a batch-mean dz. Writes only this
+  // layer's slice of each column; no allocation.
+  void per_example_params(ConstMatMap x, ConstMatMap dz, float scale, float* per_example,
+                          std::size_t stride) const;
   // dx = W^T dz (in x n).
   void backward_input(std::span<const float> params, ConstMatMap dz, MatMap dx,
                       GemmScratch& scratch) const;

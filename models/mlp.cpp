@@ -102,6 +102,19 @@ ConstMatMap Mlp::forward(std::span<const float> params, const BatchView& batch,
 
 double Mlp::loss_and_grad(std::span<const float> params, const BatchView& batch,
                           std::span<float> grad, Workspace& ws) const {
+  return backward(params, batch, grad, nullptr, ws);
+}
+
+double Mlp::loss_and_per_example_grads(std::span<const float> params, const BatchView& batch,
+                                       std::span<float> grad, std::span<float> per_example,
+                                       Workspace& ws) const {
+  DTSIM_ASSERT(per_example.size() >= num_params_ * static_cast<std::size_t>(batch.count),
+               "Mlp::loss_and_per_example_grads: per_example holds fewer than num_params x count");
+  return backward(params, batch, grad, per_example.data(), ws);
+}
+
+double Mlp::backward(std::span<const float> params, const BatchView& batch, std::span<float> grad,
+                     float* per_example, Workspace& ws) const {
   MlpWorkspace& w = workspace_for(ws, batch);
   DTSIM_ASSERT(params.size() == num_params_ && grad.size() == num_params_,
                "Mlp::loss_and_grad: params or grad has the wrong size");
@@ -120,6 +133,9 @@ double Mlp::loss_and_grad(std::span<const float> params, const BatchView& batch,
     const ConstMatMap x = mat_map(input, layer.in, n, layer.in);
     const ConstMatMap dz = mat_map(static_cast<const float*>(delta(l)), layer.out, n, layer.out);
     layer.backward_params(x, dz, grad, w.gemm);
+    // dz is the gradient of the batch mean: example k's own gradient is n times its column.
+    if (per_example != nullptr)
+      layer.per_example_params(x, dz, static_cast<float>(n), per_example, num_params_);
     if (l > 0) {
       MatMap dx = mat_map(delta(l - 1), layer.in, n, layer.in);
       layer.backward_input(params, dz, dx, w.gemm);

@@ -33,6 +33,13 @@ public:
   EvalResult evaluate(std::span<const float> params, const BatchView& batch,
                       Workspace& ws) const override;
   double flops_per_example() const override;
+  // The batched backward pass also writes each example's gradient (outer products of the
+  // stored layer inputs and deltas): no per-example forward pass and no extra workspace, so
+  // the only memory cost is the caller's num_params() x batch.count output.
+  bool supports_per_example_grads() const override { return true; }
+  double loss_and_per_example_grads(std::span<const float> params, const BatchView& batch,
+                                    std::span<float> grad, std::span<float> per_example,
+                                    Workspace& ws) const override;
 
   const std::vector<DenseLayer>& layers() const { return layers_; }
 
@@ -41,6 +48,9 @@ private:
   MlpWorkspace& workspace_for(Workspace& ws, const BatchView& batch) const;
   // Runs every layer; returns the logits (classes x batch.count) in the workspace.
   ConstMatMap forward(std::span<const float> params, const BatchView& batch, MlpWorkspace& w) const;
+  // loss_and_grad, plus the per-example gradients when per_example is not null.
+  double backward(std::span<const float> params, const BatchView& batch, std::span<float> grad,
+                  float* per_example, Workspace& ws) const;
 
   std::vector<DenseLayer> layers_;
   std::size_t num_params_ = 0;

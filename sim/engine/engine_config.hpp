@@ -32,6 +32,11 @@ struct EngineConfig {
   std::int64_t eval_test_samples = 0; // 0 = whole test split
   bool eval_per_node = false;
   std::int64_t eval_per_node_samples = 1000;
+  // One /epochs row each time the nodes together complete a pass over the training set:
+  // test loss/accuracy, full training loss on each node's data, and optionally the
+  // parallel herding bound (a per-example gradient pass over the training set).
+  bool eval_per_epoch = false;
+  bool eval_herding_bound = false;
   bool record_events = false;
   std::atomic<bool>* interrupt = nullptr;           // set from a signal handler
   std::function<void(const Progress&)> on_progress; // wall-clock paced, display only

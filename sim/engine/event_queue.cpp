@@ -28,6 +28,10 @@ const char* to_string(EventKind k) {
     return "stop";
   case EventKind::Update:
     return "update";
+  case EventKind::OrderMessage:
+    return "order_message";
+  case EventKind::OrderTimer:
+    return "order_timer";
   }
   return "?";
 }

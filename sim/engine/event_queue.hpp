@@ -16,7 +16,9 @@ enum class EventKind : std::int32_t {
   Timer,
   Evaluation,
   Stop,
-  Update
+  Update,
+  OrderMessage, // an example orderer's coordination message arrives (CD-GraB)
+  OrderTimer    // an example orderer's timer (e.g. its coordinator's service time)
 };
 const char* to_string(EventKind k);
 

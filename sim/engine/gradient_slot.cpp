@@ -12,31 +12,54 @@ GradientSlot::GradientSlot(const Model& model, const Dataset& train, int batch_s
     : model_(model), train_(train), indices_(static_cast<std::size_t>(batch_size)),
       batch_(train.num_features(), batch_size), labels_(static_cast<std::size_t>(batch_size)),
       workspace_(model.make_workspace(batch_size)),
-      grad_(static_cast<Eigen::Index>(model.num_params())) {}
+      grad_(static_cast<Eigen::Index>(model.num_params())), count_(batch_size) {}
 
-void GradientSlot::launch(std::span<float> params, Algorithm& algorithm, int node) {
+void GradientSlot::set_count(int count) {
+  DTSIM_ASSERT(!busy_, "set_count() while a gradient is in flight");
+  DTSIM_ASSERT(count >= 1 && static_cast<std::size_t>(count) <= indices_.size(),
+               "batch count outside 1..batch_size");
+  count_ = count;
+}
+
+void GradientSlot::enable_per_example() {
+  DTSIM_ASSERT(model_.supports_per_example_grads(), "the model has no per-example gradients");
+  per_example_.resize(static_cast<Eigen::Index>(model_.num_params() * indices_.size()));
+}
+
+void GradientSlot::launch(std::span<float> params, Algorithm& algorithm, ExampleOrder& order,
+                          int node) {
   DTSIM_ASSERT(!busy_, "a node started a gradient while one was in flight");
   busy_ = true;
-  group_.run([this, params, &algorithm, node] {
+  group_.run([this, params, &algorithm, &order, node] {
     // Wall times are statistics for the benchmark only; they never feed the simulation.
     using Clock = std::chrono::steady_clock;
     const auto t0 = Clock::now();
     algorithm.before_gradient(node, params);
     const auto t1 = Clock::now();
-    for (std::size_t k = 0; k < indices_.size(); ++k) {
+    const auto n = static_cast<std::size_t>(count_);
+    for (std::size_t k = 0; k < n; ++k) {
       const auto idx = static_cast<Eigen::Index>(indices_[k]);
       batch_.col(static_cast<Eigen::Index>(k)) = train_.features.col(idx);
       labels_[k] = train_.labels[static_cast<std::size_t>(idx)];
     }
-    const BatchView view{batch_.data(), static_cast<int>(batch_.rows()),
-                         static_cast<int>(batch_.cols()), labels_.data()};
+    const BatchView view{batch_.data(), static_cast<int>(batch_.rows()), count_, labels_.data()};
     const std::span<float> grad{grad_.data(), static_cast<std::size_t>(grad_.size())};
-    loss_ = model_.loss_and_grad(params, view, grad, *workspace_);
-    const auto t2 = Clock::now();
-    algorithm.after_gradient(node, params, grad);
+    auto t2 = t1;
+    if (per_example_.size() > 0) {
+      const std::span<float> per{per_example_.data(), model_.num_params() * n};
+      loss_ = model_.loss_and_per_example_grads(params, view, grad, per, *workspace_);
+      t2 = Clock::now();
+      order.observe(node, std::span<const std::uint32_t>(indices_).first(n), per);
+    } else {
+      loss_ = model_.loss_and_grad(params, view, grad, *workspace_);
+      t2 = Clock::now();
+    }
     const auto t3 = Clock::now();
+    algorithm.after_gradient(node, params, grad);
+    const auto t4 = Clock::now();
     gradient_wall_s_ = std::chrono::duration<double>(t2 - t1).count();
-    hooks_wall_s_ = std::chrono::duration<double>((t1 - t0) + (t3 - t2)).count();
+    order_wall_s_ = std::chrono::duration<double>(t3 - t2).count();
+    hooks_wall_s_ = std::chrono::duration<double>((t1 - t0) + (t4 - t3)).count();
   });
 }
 

@@ -7,6 +7,7 @@
 #include "sim/core/flat_vector.hpp"
 #include "sim/core/sim_time.hpp"
 #include "sim/engine/algorithm.hpp"
+#include "sim/engine/example_order.hpp"
 
 #include <Eigen/Core>
 #include <cstdint>
@@ -18,17 +19,28 @@
 namespace dtsim {
 
 // Buffers are sized once. launch() runs, as one oneTBB task: the algorithm's
-// before_gradient hook on the node's model, the gather of the minibatch (indices fixed
-// before launch), forward/backward, and the after_gradient hook. The model is used in place:
-// the Context forbids the engine thread to write it while the task runs. join() waits for
-// the task and frees the slot; wait() only waits. The result depends only on the inputs
+// before_gradient hook on the node's model, the gather of the minibatch (indices and count
+// fixed before launch), forward/backward, and the after_gradient hook. With
+// enable_per_example(), the backward pass also writes per-example gradients (a
+// num_params x batch buffer, allocated then) and the orderer observes them in the task. The model
+// is used in place: the Context forbids the engine thread to write it while the task runs. join()
+// waits for the task and frees the slot; wait() only waits. The result depends only on the inputs
 // fixed at launch, never on which thread ran it or when.
 class GradientSlot {
 public:
   GradientSlot(const Model& model, const Dataset& train, int batch_size);
 
+  // Room for a full batch; the orderer fills the first count() entries.
   std::span<std::uint32_t> indices() { return indices_; }
-  void launch(std::span<float> params, Algorithm& algorithm, int node);
+  void set_count(int count);
+  int count() const { return count_; }
+  // Allocates the per-example buffer (requires the model's support).
+  void enable_per_example();
+  std::size_t per_example_bytes() const {
+    return static_cast<std::size_t>(per_example_.size()) * sizeof(float);
+  }
+  // `order` observes the per-example gradients when enable_per_example() was called.
+  void launch(std::span<float> params, Algorithm& algorithm, ExampleOrder& order, int node);
   void join();
   void wait();
   bool busy() const { return busy_; }
@@ -39,6 +51,7 @@ public:
   double loss() const { return loss_; }
   double gradient_wall_seconds() const { return gradient_wall_s_; } // statistics only
   double hooks_wall_seconds() const { return hooks_wall_s_; }
+  double order_wall_seconds() const { return order_wall_s_; }
 
   std::int64_t tag = 0;
   SimTime started;
@@ -52,9 +65,12 @@ private:
   std::vector<std::int32_t> labels_;
   std::unique_ptr<Workspace> workspace_;
   Vec grad_;
+  Vec per_example_; // num_params x batch when enabled, else empty
+  int count_ = 0;
   double loss_ = 0.0;
   double gradient_wall_s_ = 0.0;
   double hooks_wall_s_ = 0.0;
+  double order_wall_s_ = 0.0;
   bool busy_ = false;
   tbb::task_group group_;
 };

@@ -6,15 +6,23 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace dtsim {
 namespace {
 constexpr std::size_t kStalenessBins = 257; // 0..255, last bin = ">= 256"
+
+ExampleOrder& required(ExampleOrder* order) {
+  DTSIM_ASSERT(order != nullptr, "SimulationParts::order is required");
+  return *order;
+}
 } // namespace
 
 Simulator::Simulator(const SimulationParts& parts, EngineConfig config)
     : parts_(parts), config_(std::move(config)), nodes_(parts.topology->size()),
-      dim_(parts.model->num_params()), pool_(parts.model->num_params()),
+      dim_(parts.model->num_params()), order_(required(parts.order)), channel_(*this),
+      deferred_(static_cast<std::size_t>(nodes_), 0),
+      deferred_since_(static_cast<std::size_t>(nodes_)), pool_(parts.model->num_params()),
       evaluator_(*parts.model, *parts.test, static_cast<std::size_t>(config_.eval_test_samples)),
       staleness_histogram_(kStalenessBins, 0) {
   DTSIM_ASSERT(static_cast<int>(parts.partition->node_indices.size()) == nodes_,
@@ -23,9 +31,13 @@ Simulator::Simulator(const SimulationParts& parts, EngineConfig config)
   for (int i = 0; i < nodes_; ++i) {
     slots_.push_back(
         std::make_unique<GradientSlot>(*parts.model, *parts.train, config_.batch_size));
-    samplers_.emplace_back(parts.partition->node_indices[static_cast<std::size_t>(i)], config_.seed,
-                           i);
+    // Only orderers that balance pay for the per-example buffers.
+    if (order_.needs_per_example_grads())
+      slots_.back()->enable_per_example();
   }
+  if (config_.eval_per_epoch)
+    probe_ = std::make_unique<EpochProbe>(*parts.model, *parts.train, *parts.partition,
+                                          config_.batch_size, config_.eval_herding_bound);
   for (int i = 0; i <= nodes_; ++i) // one more stream for the server endpoint
     algorithm_rngs_.push_back(
         Rng::stream(config_.seed, "algorithm", static_cast<std::uint64_t>(i)));
@@ -58,7 +70,8 @@ std::span<const float> Simulator::params_view(int node) const {
 }
 
 bool Simulator::computing(int node) const {
-  return slots_[static_cast<std::size_t>(node)]->busy();
+  return slots_[static_cast<std::size_t>(node)]->busy() ||
+         deferred_[static_cast<std::size_t>(node)] != 0;
 }
 
 Rng& Simulator::rng(int node) {
@@ -71,13 +84,80 @@ void Simulator::push_work(SimTime t, EventKind kind, int node, int peer, std::in
 }
 
 void Simulator::start_gradient(int node, std::int64_t tag) {
+  DTSIM_ASSERT(!computing(node), "start_gradient() for a node that is computing");
   GradientSlot& slot = *slots_[static_cast<std::size_t>(node)];
-  samplers_[static_cast<std::size_t>(node)].next_batch(slot.indices());
   slot.tag = tag;
-  slot.started = now_;
   slot.duration = parts_.compute->sample(node, now_);
-  slot.launch({node_params_.col(node).data(), dim_}, *parts_.algorithm, node);
+  if (!launch_gradient(node)) {
+    deferred_[static_cast<std::size_t>(node)] = 1;
+    deferred_since_[static_cast<std::size_t>(node)] = now_;
+  }
+}
+
+bool Simulator::launch_gradient(int node) {
+  GradientSlot& slot = *slots_[static_cast<std::size_t>(node)];
+  const auto t0 = std::chrono::steady_clock::now();
+  const int count = order_.next_batch(channel_, node, slot.indices());
+  order_engine_wall_s_ +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (count == 0)
+    return false;
+  slot.set_count(count);
+  slot.started = now_;
+  slot.launch({node_params_.col(node).data(), dim_}, *parts_.algorithm, order_, node);
   push_work(now_ + slot.duration, EventKind::GradientReady, node, -1, 0);
+  return true;
+}
+
+void Simulator::Channel::release(int node) {
+  const auto i = static_cast<std::size_t>(node);
+  DTSIM_ASSERT(node >= 0 && node < sim_.nodes_ && sim_.deferred_[i] != 0,
+               "release() of a node that is not waiting for its order");
+  sim_.deferred_[i] = 0;
+  sim_.record_idle(node, sim_.now_ - sim_.deferred_since_[i]);
+  const bool launched = sim_.launch_gradient(node);
+  DTSIM_ASSERT(launched, "the orderer released a node without a batch");
+}
+
+void Simulator::Channel::send(int src, int dst, std::int64_t wire_bytes, std::int64_t tag,
+                              std::int64_t arg) {
+  Simulator& s = sim_;
+  DTSIM_ASSERT(src >= 0 && src <= s.nodes_ && dst >= 0 && dst <= s.nodes_ && src != dst &&
+                   wire_bytes >= 0,
+               "order message between invalid endpoints");
+  const std::int64_t slot = s.new_message_slot();
+  Message& m = s.messages_[static_cast<std::size_t>(slot)];
+  m.src = src;
+  m.dst = dst;
+  m.info = MessageInfo{0, tag, arg};
+  m.payload = SharedBuffer();
+  m.wire_bytes = wire_bytes;
+  m.sent_at = s.now_;
+  s.bytes_sent_ += wire_bytes;
+  s.order_bytes_ += wire_bytes;
+  if (src < s.nodes_) {
+    s.stats_[static_cast<std::size_t>(src)].bytes_sent += wire_bytes;
+    ++s.stats_[static_cast<std::size_t>(src)].messages_sent;
+  }
+  s.push_work(s.parts_.network->send(src, dst, wire_bytes, s.now_), EventKind::OrderMessage, dst, src,
+              slot);
+}
+
+void Simulator::Channel::set_timer(int endpoint, SimTime delay, std::int64_t tag) {
+  DTSIM_ASSERT(endpoint >= 0 && endpoint <= sim_.nodes_, "order timer for an invalid endpoint");
+  sim_.push_work(sim_.now_ + delay, EventKind::OrderTimer, endpoint, -1, tag);
+}
+
+std::int64_t Simulator::new_message_slot() {
+  std::int64_t slot;
+  if (free_messages_.empty()) {
+    slot = static_cast<std::int64_t>(messages_.size());
+    messages_.emplace_back();
+  } else {
+    slot = free_messages_.back();
+    free_messages_.pop_back();
+  }
+  return slot;
 }
 
 void Simulator::send(int src, int dst, const MessageInfo& info, SharedBuffer payload,
@@ -87,14 +167,7 @@ void Simulator::send(int src, int dst, const MessageInfo& info, SharedBuffer pay
   if (wire_bytes < 0)
     wire_bytes = static_cast<std::int64_t>(payload ? payload.view().size() * sizeof(float) : 0) +
                  kMessageHeaderBytes;
-  std::int64_t slot;
-  if (free_messages_.empty()) {
-    slot = static_cast<std::int64_t>(messages_.size());
-    messages_.emplace_back();
-  } else {
-    slot = free_messages_.back();
-    free_messages_.pop_back();
-  }
+  const std::int64_t slot = new_message_slot();
   Message& m = messages_[static_cast<std::size_t>(slot)];
   m.src = src;
   m.dst = dst;
@@ -171,11 +244,12 @@ void Simulator::on_gradient_ready(const Event& e) {
   slot.join();
   gradient_wall_s_ += slot.gradient_wall_seconds();
   hooks_wall_s_ += slot.hooks_wall_seconds();
+  order_task_wall_s_ += slot.order_wall_seconds();
   NodeStats& st = stats_[static_cast<std::size_t>(node)];
   st.compute_s += slot.duration.seconds();
   ++st.gradient_steps;
   ++gradient_steps_;
-  samples_ += config_.batch_size;
+  samples_ += slot.count();
   const double loss = slot.loss();
   if (!std::isfinite(loss) || loss > config_.divergence_loss) {
     stop(RunStatus::Diverged, "node " + std::to_string(node) + " minibatch loss " +
@@ -187,6 +261,14 @@ void Simulator::on_gradient_ready(const Event& e) {
   ++losses_since_eval_;
   parts_.algorithm->on_gradient(*this, node,
                                 GradientResult{slot.grad(), loss, slot.tag, slot.started});
+  // After the algorithm: its messages (e.g. the gradient to a server) go out on the node's
+  // link before the orderer's, as a worker would send what the next step waits for first.
+  const auto t0 = std::chrono::steady_clock::now();
+  order_.on_gradient_ready(channel_, node);
+  order_engine_wall_s_ +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (probe_ && static_cast<std::int64_t>(std::floor(epochs())) > epochs_measured_)
+    measure_epoch();
   if ((config_.stop_epochs > 0 && epochs() >= config_.stop_epochs) ||
       (config_.stop_steps > 0 && gradient_steps_ >= config_.stop_steps * nodes_))
     stop(RunStatus::Completed, "stop rule reached");
@@ -202,6 +284,69 @@ void Simulator::on_message_arrival(const Event& e) {
   // m's payload handle is released here unless the algorithm kept a copy.
 }
 
+void Simulator::on_order_message(const Event& e) {
+  Message& m = messages_[static_cast<std::size_t>(e.arg)];
+  const OrderMessage om{m.src, m.dst, m.info.version, m.info.round, m.wire_bytes, m.sent_at};
+  free_messages_.push_back(e.arg);
+  if (om.dst < nodes_)
+    stats_[static_cast<std::size_t>(om.dst)].bytes_received += om.wire_bytes;
+  const auto t0 = std::chrono::steady_clock::now();
+  order_.on_message(channel_, om);
+  order_engine_wall_s_ +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void Simulator::on_order_timer(const Event& e) {
+  const auto t0 = std::chrono::steady_clock::now();
+  order_.on_timer(channel_, e.node, e.arg);
+  order_engine_wall_s_ +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void Simulator::measure_epoch() {
+  // Every node model must be settled (before_gradient hooks done) and no task may read the
+  // orderer's state while it is copied out.
+  for (auto& slot : slots_)
+    slot->wait();
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto completed = static_cast<std::int64_t>(std::floor(epochs()));
+  epochs_measured_ = completed;
+  MetricsRow row;
+  auto& c = row.columns;
+  c.emplace_back("epoch", static_cast<double>(completed));
+  c.emplace_back("sim_time_s", now_.seconds());
+  c.emplace_back("updates", static_cast<double>(updates_));
+  c.emplace_back("gradient_steps", static_cast<double>(gradient_steps_));
+  parts_.algorithm->eval_model(*this, {eval_model_.data(), dim_});
+  const EvalResult r = evaluator_.evaluate({eval_model_.data(), dim_});
+  const auto count = static_cast<double>(std::max<std::int64_t>(1, r.count));
+  c.emplace_back("test_loss", r.loss_sum / count);
+  c.emplace_back("test_accuracy", static_cast<double>(r.correct) / count);
+  // Training loss of each node's model on its own data (parameter servers: the server
+  // model), averaged over nodes.
+  epoch_models_.clear();
+  if (parts_.algorithm->has_node_models())
+    for (int i = 0; i < nodes_; ++i)
+      epoch_models_.push_back(params_view(i));
+  else
+    epoch_models_.emplace_back(eval_model_.data(), dim_);
+  c.emplace_back("train_loss", probe_->node_train_loss(epoch_models_));
+  double herding = std::numeric_limits<double>::quiet_NaN();
+  if (config_.eval_herding_bound) {
+    epoch_orders_.clear();
+    for (int i = 0; i < nodes_; ++i)
+      epoch_orders_.push_back(order_.epoch_order(i, completed - 1));
+    herding = probe_->herding_bound({eval_model_.data(), dim_}, epoch_orders_);
+  }
+  c.emplace_back("herding_bound", herding);
+  c.emplace_back("order_bytes", static_cast<double>(order_bytes_));
+  c.emplace_back("bytes_sent", static_cast<double>(bytes_sent_));
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  epoch_wall_s_ += wall;
+  c.emplace_back("probe_wall_s", wall);
+  parts_.trace->epoch(row);
+}
+
 void Simulator::handle(const Event& e) {
   if (e.kind != EventKind::Evaluation && e.kind != EventKind::Stop)
     --pending_work_;
@@ -211,7 +356,7 @@ void Simulator::handle(const Event& e) {
     rec.kind = static_cast<std::int32_t>(e.kind);
     rec.node = e.node;
     rec.peer = e.peer;
-    if (e.kind == EventKind::MessageArrival)
+    if (e.kind == EventKind::MessageArrival || e.kind == EventKind::OrderMessage)
       rec.bytes = messages_[static_cast<std::size_t>(e.arg)].wire_bytes;
     parts_.trace->event(rec);
   }
@@ -224,6 +369,12 @@ void Simulator::handle(const Event& e) {
     break;
   case EventKind::Timer:
     parts_.algorithm->on_timer(*this, e.node, static_cast<std::int32_t>(e.arg));
+    break;
+  case EventKind::OrderMessage:
+    on_order_message(e);
+    break;
+  case EventKind::OrderTimer:
+    on_order_timer(e);
     break;
   case EventKind::Evaluation:
     evaluate();
@@ -311,6 +462,7 @@ void Simulator::evaluate() {
   staleness_sum_since_eval_ = 0;
   stale_updates_since_eval_ = 0;
   parts_.algorithm->add_metrics(c);
+  order_.add_metrics(c);
 
   eval_wall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   parts_.trace->metrics(
@@ -367,6 +519,7 @@ RunSummary Simulator::summary() const {
     s.node_columns.emplace_back("straggler", std::move(straggler));
   }
   parts_.algorithm->add_node_columns(s.node_columns);
+  order_.add_node_columns(s.node_columns);
   std::size_t last = staleness_histogram_.size();
   while (last > 1 && staleness_histogram_[last - 1] == 0)
     --last;
@@ -386,7 +539,14 @@ RunSummary Simulator::summary() const {
       {"gradient_wall_seconds", gradient_wall_s_},
       {"algorithm_task_wall_seconds", hooks_wall_s_},
       {"eval_wall_seconds", eval_wall_s_},
+      {"order_task_wall_seconds", order_task_wall_s_},
+      {"order_engine_wall_seconds", order_engine_wall_s_},
+      {"epoch_wall_seconds", epoch_wall_s_},
+      {"order_bytes", static_cast<double>(order_bytes_)},
   };
+  if (probe_)
+    s.number_attributes.emplace_back("memory_epoch_probe_bytes",
+                                     static_cast<double>(probe_->scratch_bytes()));
   return s;
 }
 
@@ -399,6 +559,13 @@ RunResult Simulator::run(RunHeader header) {
                                         static_cast<double>(dim_ * sizeof(float)) * nodes_);
   header.number_attributes.emplace_back("memory_algorithm_state_bytes",
                                         static_cast<double>(parts_.algorithm->state_bytes()));
+  std::size_t per_example_bytes = 0;
+  for (const auto& slot : slots_)
+    per_example_bytes += slot->per_example_bytes();
+  header.number_attributes.emplace_back("memory_per_example_bytes",
+                                        static_cast<double>(per_example_bytes));
+  header.number_attributes.emplace_back("memory_order_state_bytes",
+                                        static_cast<double>(order_.state_bytes()));
   header.number_attributes.emplace_back("spectral_gap", parts_.topology->spectral_gap());
   header.number_attributes.emplace_back("train_size", static_cast<double>(parts_.train->size()));
   header.number_attributes.emplace_back("test_size", static_cast<double>(evaluator_.count()));
@@ -440,6 +607,7 @@ RunResult Simulator::run(RunHeader header) {
       slot->join();
       gradient_wall_s_ += slot->gradient_wall_seconds();
       hooks_wall_s_ += slot->hooks_wall_seconds();
+      order_task_wall_s_ += slot->order_wall_seconds();
     }
   if (last_eval_time_ != now_ && status_ != RunStatus::Diverged)
     evaluate();
@@ -459,6 +627,8 @@ RunResult Simulator::run(RunHeader header) {
   r.gradient_wall_seconds = gradient_wall_s_;
   r.algorithm_task_wall_seconds = hooks_wall_s_;
   r.eval_wall_seconds = eval_wall_s_;
+  r.order_wall_seconds = order_task_wall_s_ + order_engine_wall_s_;
+  r.epoch_wall_seconds = epoch_wall_s_;
   return r;
 }
 

@@ -7,10 +7,11 @@
 #include "models/model.hpp"
 #include "sim/engine/algorithm.hpp"
 #include "sim/engine/context.hpp"
-#include "sim/engine/data_sampler.hpp"
 #include "sim/engine/engine_config.hpp"
+#include "sim/engine/epoch_probe.hpp"
 #include "sim/engine/evaluator.hpp"
 #include "sim/engine/event_queue.hpp"
+#include "sim/engine/example_order.hpp"
 #include "sim/engine/gradient_slot.hpp"
 #include "sim/engine/shared_buffer.hpp"
 #include "sim/engine/trace_sink.hpp"
@@ -35,6 +36,7 @@ struct SimulationParts {
   NetworkModel* network = nullptr;
   Algorithm* algorithm = nullptr;
   TraceSink* trace = nullptr;
+  ExampleOrder* order = nullptr; // the nodes' example orders (required)
 };
 
 struct RunResult {
@@ -50,6 +52,8 @@ struct RunResult {
   double gradient_wall_seconds = 0;       // forward/backward, summed over tasks (statistics only)
   double algorithm_task_wall_seconds = 0; // before/after_gradient hooks, summed over tasks
   double eval_wall_seconds = 0;
+  double order_wall_seconds = 0; // orderer work: in the tasks and on the engine thread
+  double epoch_wall_seconds = 0; // per-epoch measurements (eval.per_epoch)
 };
 
 // The single-threaded event loop; numeric work (gradients, evaluation) runs on oneTBB.
@@ -93,9 +97,30 @@ private:
     std::int64_t messages_sent = 0;
   };
 
+  // The engine side of the orderer's coordination channel.
+  class Channel final : public OrderChannel {
+  public:
+    explicit Channel(Simulator& sim) : sim_(sim) {}
+    SimTime now() const override { return sim_.now_; }
+    int num_nodes() const override { return sim_.nodes_; }
+    void send(int src, int dst, std::int64_t wire_bytes, std::int64_t tag,
+              std::int64_t arg) override;
+    void set_timer(int endpoint, SimTime delay, std::int64_t tag) override;
+    void release(int node) override;
+
+  private:
+    Simulator& sim_;
+  };
+
   void handle(const Event& e);
+  // Draws node's batch from the orderer and launches its task; false if the orderer defers.
+  bool launch_gradient(int node);
   void on_gradient_ready(const Event& e);
   void on_message_arrival(const Event& e);
+  void on_order_message(const Event& e);
+  void on_order_timer(const Event& e);
+  std::int64_t new_message_slot();
+  void measure_epoch();
   void evaluate();
   void stop(RunStatus status, std::string message);
   double fraction_done() const;
@@ -110,7 +135,11 @@ private:
   std::size_t dim_;
   Eigen::MatrixXf node_params_; // dim x nodes: all models contiguous
   std::vector<std::unique_ptr<GradientSlot>> slots_;
-  std::vector<DataSampler> samplers_;
+  ExampleOrder& order_;
+  Channel channel_;
+  std::vector<char> deferred_; // start_gradient called, waiting for the orderer
+  std::vector<SimTime> deferred_since_;
+  std::unique_ptr<EpochProbe> probe_; // eval.per_epoch only
   std::vector<Rng> algorithm_rngs_;
   std::vector<NodeStats> stats_;
   EventQueue queue_;
@@ -129,6 +158,8 @@ private:
   std::int64_t gradient_steps_ = 0;
   std::int64_t updates_ = 0;
   std::int64_t bytes_sent_ = 0;
+  std::int64_t order_bytes_ = 0;
+  std::int64_t epochs_measured_ = 0;
   double loss_sum_since_eval_ = 0;
   std::int64_t losses_since_eval_ = 0;
   double staleness_sum_since_eval_ = 0;
@@ -143,6 +174,11 @@ private:
   double gradient_wall_s_ = 0;
   double hooks_wall_s_ = 0;
   double eval_wall_s_ = 0;
+  double order_task_wall_s_ = 0;
+  double order_engine_wall_s_ = 0;
+  double epoch_wall_s_ = 0;
+  std::vector<std::span<const float>> epoch_models_;
+  std::vector<std::span<const std::uint32_t>> epoch_orders_;
   std::chrono::steady_clock::time_point wall_start_;
   std::chrono::steady_clock::time_point last_progress_;
 };

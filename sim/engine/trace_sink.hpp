@@ -71,7 +71,8 @@ struct RunSummary {
   std::vector<std::pair<std::string, double>> number_attributes;
 };
 
-// requires: begin() first, then metrics()/event() any number of times, then finish() once.
+// requires: begin() first, then metrics()/epoch()/event() any number of times, then finish()
+// once.
 // A sink must leave a readable record after every metrics() call (a killed run keeps its
 // rows and says status = running).
 class TraceSink {
@@ -79,6 +80,9 @@ public:
   virtual ~TraceSink() = default;
   virtual void begin(const RunHeader& header) = 0;
   virtual void metrics(const MetricsRow& row, double wall_seconds) = 0;
+  // One row of the per-epoch table (/epochs), written only with eval.per_epoch; every row
+  // has the same columns.
+  virtual void epoch(const MetricsRow&) {}
   virtual void event(const EventRecord&) {}
   virtual void finish(const RunSummary& summary) = 0;
 };

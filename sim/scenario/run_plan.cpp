@@ -7,6 +7,7 @@
 #include "models/make_model.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/optimizers/algorithm_setup.hpp"
+#include "sim/optimizers/ordering/order_setup.hpp"
 #include "sim/scenario/yaml_tree.hpp"
 #include "topologies/make_topology.hpp"
 
@@ -33,11 +34,18 @@ void read_stop(const Params& p, EngineConfig& e) {
                      "to a value > 0");
 }
 
-void read_eval(const Params& p, EngineConfig& e) {
+void read_eval(const Params& p, EngineConfig& e, const Model& model) {
   e.eval_every_s = p.number("every_s", 1.0, Range::positive());
   e.eval_test_samples = p.integer("test_samples", 0, Range::non_negative());
   e.eval_per_node = p.flag("per_node", false);
   e.eval_per_node_samples = p.integer("per_node_samples", 1000, Range::positive());
+  e.eval_per_epoch = p.flag("per_epoch", false);
+  e.eval_herding_bound = p.flag("herding_bound", false);
+  if (e.eval_herding_bound && !e.eval_per_epoch)
+    p.fail("herding_bound", "the herding bound is a per-epoch measure: set eval.per_epoch: true");
+  if (e.eval_herding_bound && !model.supports_per_example_grads())
+    p.fail("herding_bound",
+           "needs per-example gradients, which model " + model.describe() + " does not compute");
 }
 
 RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scenario_path,
@@ -60,9 +68,14 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
                                   plan.data.train.num_classes, nodes, plan.seed);
 
   plan.model = make_model(root.child("model"), plan.data.train.shape, plan.data.train.num_classes);
+  plan.order = make_order(data.child("order"), OrderSetup{nodes, plan.engine.batch_size, plan.seed,
+                                                          &plan.partition, plan.model.get()});
   const double dim = static_cast<double>(plan.model->num_params());
-  // Node models, the average/eval copies, and in-flight messages (a few per node).
+  // Node models, the average/eval copies, and in-flight messages (a few per node); balancing
+  // orderers add a num_params x batch per-example buffer per node.
   plan.memory_estimate_bytes = dim * sizeof(float) * (2.0 * nodes + 8.0);
+  if (plan.order->needs_per_example_grads())
+    plan.memory_estimate_bytes += dim * sizeof(float) * plan.engine.batch_size * nodes;
   if (plan.memory_estimate_bytes > kMaxMemoryBytes)
     root.fail("nodes",
               "this run would need about " +
@@ -82,7 +95,7 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
   plan.network = std::make_unique<NetworkModel>(system.child("network"), nodes + 1, plan.seed);
 
   read_stop(root.child("stop"), plan.engine);
-  read_eval(root.child("eval"), plan.engine);
+  read_eval(root.child("eval"), plan.engine, *plan.model);
   plan.engine.seed = plan.seed;
 
   const Params out = root.child("output");
@@ -109,17 +122,17 @@ RunPlan plan_run_text(const std::string& yaml, const std::string& name,
 RunResult execute_plan(RunPlan& plan, TraceSink& sink, int threads) {
   SimulationParts parts{&plan.data.train,   &plan.data.test,      &plan.partition,
                         plan.model.get(),   &*plan.topology,      plan.compute.get(),
-                        plan.network.get(), plan.algorithm.get(), &sink};
+                        plan.network.get(), plan.algorithm.get(), &sink,
+                        plan.order.get()};
   Simulator sim(parts, plan.engine);
   RunHeader header;
   header.name = plan.name;
   header.scenario_yaml = plan.resolved_yaml;
   header.seed = plan.seed;
-  header.text_attributes = {{"dtsim_version", DTSIM_VERSION},
-                            {"scenario_file", plan.source_file},
-                            {"model", plan.model->describe()},
-                            {"algorithm", plan.algorithm->describe()},
-                            {"topology", plan.topology->name()}};
+  header.text_attributes = {
+      {"dtsim_version", DTSIM_VERSION},  {"scenario_file", plan.source_file},
+      {"model", plan.model->describe()}, {"algorithm", plan.algorithm->describe()},
+      {"order", plan.order->describe()}, {"topology", plan.topology->name()}};
   header.number_attributes = {{"threads", threads},
                               {"batch_size", plan.engine.batch_size},
                               {"memory_estimate_bytes", plan.memory_estimate_bytes}};

@@ -7,6 +7,7 @@
 #include "models/model.hpp"
 #include "sim/engine/algorithm.hpp"
 #include "sim/engine/engine_config.hpp"
+#include "sim/engine/example_order.hpp"
 #include "sim/engine/simulator.hpp"
 #include "sim/system/compute_time_model.hpp"
 #include "sim/system/network_model.hpp"
@@ -33,6 +34,7 @@ struct RunPlan {
   std::unique_ptr<ComputeTimeModel> compute;
   std::unique_ptr<NetworkModel> network;
   std::unique_ptr<Algorithm> algorithm;
+  std::unique_ptr<ExampleOrder> order; // data.order
   EngineConfig engine;
   std::string output_path;
   std::string events; // none | summary | full

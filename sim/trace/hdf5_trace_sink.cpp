@@ -308,6 +308,34 @@ void Hdf5TraceSink::metrics(const MetricsRow& row, double wall_seconds) {
   check(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), path, "flush");
 }
 
+void Hdf5TraceSink::epoch(const MetricsRow& row) {
+  const std::lock_guard lock(hdf5_mutex());
+  DTSIM_ASSERT(begun_ && !finished_, "Hdf5TraceSink::epoch() outside begin()..finish()");
+  const std::string& path = partial_path_;
+  if (epoch_rows_ == 0) {
+    const Hdf5Handle group = create_group(file_.get(), "epochs", path);
+    for (const auto& [name, value] : row.columns) {
+      DTSIM_ASSERT(valid_link_name(name), "epoch column name '" + name + "' is not a valid name");
+      for (const std::string& seen : epoch_names_)
+        DTSIM_ASSERT(seen != name, "epoch column '" + name + "' appears twice");
+      epoch_names_.push_back(name);
+      epoch_sets_.push_back(
+          create_extendible(group.get(), name, H5T_IEEE_F64LE, kMetricsChunkRows, path));
+    }
+  }
+  DTSIM_ASSERT(row.columns.size() == epoch_names_.size(),
+               "epoch row has another number of columns than the first row");
+  for (std::size_t i = 0; i < epoch_names_.size(); ++i) {
+    DTSIM_ASSERT(row.columns[i].first == epoch_names_[i], "epoch column '" + row.columns[i].first +
+                                                              "' where the first row had '" +
+                                                              epoch_names_[i] + "'");
+    append(epoch_sets_[i].get(), epoch_rows_, 1, H5T_NATIVE_DOUBLE, scalar_space_.get(),
+           &row.columns[i].second, path);
+  }
+  ++epoch_rows_;
+  check(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), path, "flush");
+}
+
 void Hdf5TraceSink::event(const EventRecord& record) {
   if (events_ != EventLevel::Full)
     return;

@@ -34,6 +34,8 @@ public:
   // file cannot be created.
   void begin(const RunHeader& header) override;
   void metrics(const MetricsRow& row, double wall_seconds) override;
+  // /epochs/<column>: created at the first row, flushed like /metrics.
+  void epoch(const MetricsRow& row) override;
   void event(const EventRecord& record) override;
   void finish(const RunSummary& summary) override;
 
@@ -57,6 +59,9 @@ private:
   std::vector<Hdf5Handle> column_sets_;   // one per column, then /metrics/wall_time_s
   std::vector<EventRecord> event_buffer_;
   std::uint64_t rows_ = 0;
+  std::vector<std::string> epoch_names_;
+  std::vector<Hdf5Handle> epoch_sets_;
+  std::uint64_t epoch_rows_ = 0;
   std::uint64_t events_written_ = 0;
   bool begun_ = false;
   bool finished_ = false;

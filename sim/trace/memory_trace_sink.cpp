@@ -57,6 +57,20 @@ void MemoryTraceSink::metrics(const MetricsRow& row, double wall_seconds) {
   row_wall_seconds_.push_back(wall_seconds);
 }
 
+void MemoryTraceSink::epoch(const MetricsRow& row) {
+  DTSIM_ASSERT(begun_ && !finished_, "MemoryTraceSink::epoch() outside begin()..finish()");
+  if (!epoch_rows_.empty()) {
+    const MetricsRow& first = epoch_rows_.front();
+    DTSIM_ASSERT(row.columns.size() == first.columns.size(),
+                 "epoch row has a different number of columns than the first row");
+    for (std::size_t i = 0; i < row.columns.size(); ++i)
+      DTSIM_ASSERT(row.columns[i].first == first.columns[i].first,
+                   "epoch column '" + row.columns[i].first + "' where the first row had '" +
+                       first.columns[i].first + "'");
+  }
+  epoch_rows_.push_back(row);
+}
+
 void MemoryTraceSink::event(const EventRecord& record) {
   DTSIM_ASSERT(begun_ && !finished_, "MemoryTraceSink::event() outside begin()..finish()");
   events_.push_back(record);
@@ -97,6 +111,16 @@ std::uint64_t MemoryTraceSink::digest() const {
       h.text(k);
       h.f64(v);
     }
+  }
+  // Per-epoch rows, except probe_wall_s (wall clock); absent rows leave older digests alone.
+  if (!epoch_rows_.empty()) {
+    h.u64(epoch_rows_.size());
+    for (const MetricsRow& row : epoch_rows_)
+      for (const auto& [k, v] : row.columns)
+        if (k != "probe_wall_s") {
+          h.text(k);
+          h.f64(v);
+        }
   }
   h.u64(events_.size());
   for (const EventRecord& e : events_) {

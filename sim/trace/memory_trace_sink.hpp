@@ -16,6 +16,7 @@ class MemoryTraceSink : public TraceSink {
 public:
   void begin(const RunHeader& header) override;
   void metrics(const MetricsRow& row, double wall_seconds) override;
+  void epoch(const MetricsRow& row) override;
   void event(const EventRecord& record) override;
   void finish(const RunSummary& summary) override;
 
@@ -23,6 +24,7 @@ public:
   bool finished() const { return finished_; }
   const RunHeader& header() const { return header_; }
   const std::vector<MetricsRow>& rows() const { return rows_; }
+  const std::vector<MetricsRow>& epoch_rows() const { return epoch_rows_; }
   const std::vector<double>& row_wall_seconds() const { return row_wall_seconds_; }
   const std::vector<EventRecord>& events() const { return events_; }
   const RunSummary& summary() const { return summary_; } // default-constructed until finish()
@@ -35,6 +37,7 @@ public:
 private:
   RunHeader header_;
   std::vector<MetricsRow> rows_;
+  std::vector<MetricsRow> epoch_rows_;
   std::vector<double> row_wall_seconds_;
   std::vector<EventRecord> events_;
   RunSummary summary_;

@@ -175,6 +175,8 @@ TraceContents read_trace(const std::string& path) {
   TraceContents out;
   reader.read_attributes(f, out);
   out.metrics = reader.read_columns(f, "metrics", "");
+  if (reader.has_link(f, "epochs"))
+    out.epochs = reader.read_columns(f, "epochs", "");
   out.nodes = reader.read_columns(f, "nodes", "label_histogram");
   if (reader.has_link(f, "nodes/label_histogram")) {
     Hdf5Handle set(reader.must(H5Dopen2(f, "nodes/label_histogram", H5P_DEFAULT), "labels"),

@@ -20,6 +20,7 @@ struct TraceContents {
   std::map<std::string, std::string> text_attributes;
   std::map<std::string, double> number_attributes;
   std::map<std::string, std::vector<double>> metrics; // /metrics/<name>, one value per row
+  std::map<std::string, std::vector<double>> epochs;  // /epochs/<name> (eval.per_epoch), or empty
   std::map<std::string, std::vector<double>> nodes;   // /nodes/<name>, one value per node
   std::vector<std::int64_t> staleness_histogram;
   std::vector<std::vector<std::int64_t>> label_histogram; // nodes x classes

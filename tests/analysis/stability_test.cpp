@@ -39,6 +39,30 @@ TEST_SUITE("analysis") {
 #include "analysis/run_table.hpp"
 
 TEST_SUITE("analysis") {
+  TEST_CASE("run_table: per-epoch figures (train loss, herding bound, order bytes)") {
+    dtsim::TraceContents t;
+    t.text_attributes["status"] = "completed";
+    t.number_attributes["order_bytes"] = 1234;
+    t.epochs["train_loss"] = {0.9, 0.5, 0.4};
+    t.epochs["test_accuracy"] = {0.6, 0.7, 0.75};
+    t.epochs["herding_bound"] = {4.0, 2.0, 3.0};
+    const RunRow r = summarize_run("e.h5", t, 0.8);
+    const auto& cols = run_columns();
+    auto value = [&](const std::string& name) {
+      return r.values[static_cast<std::size_t>(std::find(cols.begin(), cols.end(), name) -
+                                               cols.begin())];
+    };
+    CHECK(value("epoch_train_loss") == 0.4);
+    CHECK(value("epoch_test_acc") == 0.75);
+    CHECK(value("herding_bound") == 3.0);
+    CHECK(value("herding_bound_mean") == doctest::Approx(2.5)); // epochs 2 and 3
+    CHECK(value("order_bytes") == 1234);
+    // A trace without /epochs leaves them NaN.
+    const RunRow plain = summarize_run("p.h5", dtsim::TraceContents{}, 0.8);
+    CHECK(std::isnan(plain.values[static_cast<std::size_t>(
+        std::find(cols.begin(), cols.end(), "herding_bound") - cols.begin())]));
+  }
+
   TEST_CASE("run_table: figures from a synthetic trace and grouping over seeds") {
     dtsim::TraceContents t;
     t.text_attributes["status"] = "completed";

@@ -131,4 +131,24 @@ TEST_SUITE("models") {
     CHECK(g_allocations - before == 0);
     CHECK(std::isfinite(sink));
   }
+
+  TEST_CASE("no allocation: the per-example gradient pass needs no more than the workspace") {
+    const int max_batch = 16;
+    const OwnedBatch data = random_batch(784, max_batch, 10, 1.0, 33);
+    for (const std::vector<int>& hidden : {std::vector<int>{64}, std::vector<int>{}}) {
+      const Mlp m(784, hidden, 10);
+      CAPTURE(m.describe());
+      const std::vector<float> p = init_params(m, 34);
+      std::vector<float> g(m.num_params());
+      std::vector<float> per(m.num_params() * max_batch);
+      auto ws = m.make_workspace(max_batch);
+      const std::size_t before = g_allocations;
+      double sink = 0.0;
+      for (int n : {max_batch, 1, 7})
+        sink += m.loss_and_per_example_grads(
+            p, BatchView{data.features.data(), 784, n, data.labels.data()}, g, per, *ws);
+      CHECK(g_allocations - before == 0);
+      CHECK(std::isfinite(sink));
+    }
+  }
 }

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+// ExampleOrder: the plug-in that decides in which order each node visits its examples.
+#pragma once
+
+#include "sim/core/sim_time.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dtsim {
+
+// A coordination message between an orderer's endpoints (nodes 0..n-1, coordinator n).
+// It carries no payload through the engine: the orderer keeps the data it stands for, and
+// the message puts its size and its arrival time on the simulated network.
+struct OrderMessage {
+  int src = -1;
+  int dst = -1;
+  std::int64_t tag = 0;
+  std::int64_t arg = 0;
+  std::int64_t wire_bytes = 0;
+  SimTime sent_at;
+};
+
+// What the engine offers an orderer that coordinates nodes (CD-GraB). Engine thread only.
+class OrderChannel {
+public:
+  virtual ~OrderChannel() = default;
+  virtual SimTime now() const = 0;
+  virtual int num_nodes() const = 0;
+  // The coordinator endpoint: the same network endpoint as a parameter server.
+  int coordinator() const { return num_nodes(); }
+  // Sends `wire_bytes` from src to dst on the simulated network (the same sender links as the
+  // algorithm's messages, so it queues behind them and they behind it). Delivered to
+  // ExampleOrder::on_message at arrival. Counted in bytes_sent and in order_bytes.
+  virtual void send(int src, int dst, std::int64_t wire_bytes, std::int64_t tag,
+                    std::int64_t arg) = 0;
+  // Calls ExampleOrder::on_timer(endpoint, tag) after `delay` (e.g. a coordinator's service).
+  virtual void set_timer(int endpoint, SimTime delay, std::int64_t tag) = 0;
+  // node's next order is ready: the gradient start that next_batch() deferred goes ahead now.
+  // requires: node is waiting (next_batch returned 0 for it and it was not released since).
+  virtual void release(int node) = 0;
+};
+
+// One object orders all nodes' examples for a run. Contract:
+// - next_batch (engine thread) hands out node's example ids. A batch never mixes two local
+//   epochs except for orderers that say so (`random`, `fixed` wrap like the original D-RR
+//   sampler); returning 0 defers the node's gradient until release(node).
+// - observe (inside node's gradient task, on a worker thread, only when
+//   needs_per_example_grads()) sees the batch's per-example gradients; it touches only state
+//   private to that node which the engine thread leaves alone while the node computes.
+//   Inputs are fixed when the task starts, so results never depend on thread timing.
+// - on_gradient_ready / on_message / on_timer run on the engine thread in event order.
+class ExampleOrder {
+public:
+  virtual ~ExampleOrder() = default;
+  virtual std::string describe() const = 0;
+  virtual bool needs_per_example_grads() const { return false; }
+
+  // Writes up to out.size() example ids of node's data into `out`; returns how many (>= 1),
+  // or 0 when the node's next epoch order is not known yet.
+  virtual int next_batch(OrderChannel& channel, int node, std::span<std::uint32_t> out) = 0;
+  // per_example: num_params x ids.size(), column-major, column k for ids[k].
+  virtual void observe(int /*node*/, std::span<const std::uint32_t> /*ids*/,
+                       std::span<const float> /*per_example*/) {}
+  // After the algorithm handled node's gradient-ready event.
+  virtual void on_gradient_ready(OrderChannel&, int /*node*/) {}
+  virtual void on_message(OrderChannel&, const OrderMessage&) {}
+  virtual void on_timer(OrderChannel&, int /*endpoint*/, std::int64_t /*tag*/) {}
+
+  // The order node executes (or executed) in its local epoch `epoch` (0-based): the current
+  // epoch's order, or the previous one's; for other epochs the nearest of the two (nodes of
+  // asynchronous runs drift apart). For the herding bound.
+  virtual std::span<const std::uint32_t> epoch_order(int node, std::int64_t epoch) const = 0;
+  // Bytes of ordering state (orders, running sums, caches, coordinator buffers).
+  virtual std::size_t state_bytes() const = 0;
+  // Extra /metrics columns (same names every row) and /nodes columns, like Algorithm's.
+  virtual void add_metrics(std::vector<std::pair<std::string, double>>& /*columns*/) const {}
+  virtual void
+  add_node_columns(std::vector<std::pair<std::string, std::vector<double>>>& /*columns*/) const {}
+};
+
+} // namespace dtsim
