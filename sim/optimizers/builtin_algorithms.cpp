@@ -13,6 +13,14 @@ AlgorithmRegistry builtin_algorithms() {
   AlgorithmRegistry r;
   r.add("dsgd", "D-PSGD: local (momentum) SGD step + gossip averaging; mode sync|async",
         [](const Params& p, const AlgorithmSetup& s) { return std::make_unique<Dsgd>(p, s); });
+  r.add("dsgdm", "DSGDm: dsgd with local heavy-ball momentum (default 0.9)",
+        [](const Params& p, const AlgorithmSetup& s) {
+          return std::make_unique<Dsgd>(p, s, Dsgd::dsgdm());
+        });
+  r.add("dsgdm-n", "DSGDm-N: dsgd with local Nesterov momentum (default 0.9)",
+        [](const Params& p, const AlgorithmSetup& s) {
+          return std::make_unique<Dsgd>(p, s, Dsgd::dsgdm_nesterov());
+        });
   r.add("asgd", "asynchronous parameter server, stale gradients applied on arrival",
         [](const Params& p, const AlgorithmSetup& s) { return std::make_unique<Asgd>(p, s); });
   r.add("ssgd", "synchronous parameter server: one step per round on all n gradients",
