@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// New gossip methods end to end: identical traces for 1 and 2 threads; the lr column.
+// New gossip methods end to end: identical traces for 1 and 2 threads; the lr column of
+// gossip and parameter-server runs.
 #include "sim/scenario/run_plan.hpp"
 #include "sim/trace/memory_trace_sink.hpp"
 #include "support/tiny_scenarios.hpp"
@@ -81,5 +82,18 @@ TEST_SUITE("optimizers") {
     CHECK(lr.back() == doctest::Approx(0.1));
     for (std::size_t k = 1; k < lr.size(); ++k)
       CHECK(lr[k] <= lr[k - 1]);
+  }
+
+  TEST_CASE("Parameter servers: the server's rate follows the schedule in epochs served") {
+    // 3 epochs; the server's position is gradients served * 16 / 1600. Decay x0.1 at 1.5.
+    for (const char* name : {"asgd", "ssgd", "gsgm"}) {
+      CAPTURE(std::string(name));
+      const MemoryTraceSink s =
+          run(std::string("{name: ") + name + ", lr: 0.05, lr_schedule: {decay_at: [0.5]}}", 2);
+      const std::vector<double> lr = metric(s, "lr");
+      REQUIRE(lr.size() > 5);
+      CHECK(lr.front() == doctest::Approx(0.05));
+      CHECK(lr.back() == doctest::Approx(0.005));
+    }
   }
 }
