@@ -16,7 +16,8 @@ GossipProtocol::Options decentlam_options() {
                     "diverge";
   // On the consensus error the update is heavy ball, x' = W x + beta*(x - x_prev): stable
   // for one fixed symmetric W, but with beta = 0.9 it diverges on the one-peer exponential
-  // graph (complex eigenvalues) and on random pairs (switching projections), as tests show.
+  // graph (complex eigenvalues) and on random pairs (switching projections): zero-gradient
+  // runs diverged on both before they were refused.
   o.time_varying_allowed = false;
   o.time_varying_refusal = "decentlam's momentum diverges when W changes from round to round";
   return o;

@@ -15,7 +15,7 @@ namespace dtsim {
 //   gt = (x - mix(z))/lr ;  m = beta*m + gt ;  x = x - lr*m
 // The momentum acts on the whole gossip step, so it carries no node's local bias alone.
 // Sync mode only: with the freshest (stale) copies of async mode the momentum amplifies the
-// delay and even zero gradients make the models diverge (seen in a test). One fixed W only:
+// delay: zero-gradient runs diverged (on a 5-node ring, beta 0.9). One fixed W only:
 // on the consensus error the update is heavy ball, x' = W x + beta*(x - x_prev), which with
 // beta = 0.9 diverges on the one-peer exponential graph (complex eigenvalues) and on random
 // pairs (switching projections).
