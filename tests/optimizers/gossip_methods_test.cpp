@@ -114,8 +114,8 @@ TEST_SUITE("optimizers") {
         // Consensus, at the initial average. The average drifts by float rounding only:
         // methods that divide the displacement by lr and multiply it back (qg-dsgdm,
         // decentlam), and d2, whose recursion has a double eigenvalue 1 on the average,
-        // accumulate it (about 2e-3 here after 400 steps, against an initial disagreement
-        // of about 4); a method that does not preserve the average is off by O(1).
+        // accumulate it (2e-3 to 4e-3 here after 400 steps, by build flags, against an initial
+        // disagreement of about 4); a method that does not preserve the average is off by O(1).
         Vec mean = Vec::Zero(static_cast<Eigen::Index>(kDim));
         for (int i = 0; i < 5; ++i)
           mean += as_vec(ctx.model(i)) / 5.0f;
@@ -123,7 +123,7 @@ TEST_SUITE("optimizers") {
         for (int i = 0; i < 5; ++i)
           spread = std::max(spread, (as_vec(ctx.model(i)) - mean).cwiseAbs().maxCoeff());
         CHECK(spread < 1e-5f);
-        CHECK((mean - average).cwiseAbs().maxCoeff() < 4e-3f);
+        CHECK((mean - average).cwiseAbs().maxCoeff() < 1e-2f);
       }
     }
   }
@@ -344,7 +344,7 @@ TEST_SUITE("optimizers") {
         ctx.set_compute_s({1.0, 1.4, 0.6, 1.2, 0.8, 1.1, 0.9, 1.3});
         ctx.run(*alg, 400);
         for (int i = 0; i < 8; ++i) // float drift of the average: see the static case
-          CHECK((as_vec(ctx.model(i)) - average).cwiseAbs().maxCoeff() < 4e-3f);
+          CHECK((as_vec(ctx.model(i)) - average).cwiseAbs().maxCoeff() < 1e-2f);
       }
   }
 }
