@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
-// `dtsim topology KIND --nodes N`: degree range, diameter and spectral gap of a graph.
+// `dtsim topology KIND --nodes N`: degree range, diameter and spectral gap of a graph (for a
+// time-varying kind: of the union of its rounds, plus how its rounds average).
 #include "apps/commands.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/params.hpp"
 #include "sim/scenario/yaml_tree.hpp"
 #include "topologies/make_topology.hpp"
+#include "topologies/mixing_schedule.hpp"
 
 #include <cstdio>
 #include <memory>
@@ -52,6 +54,28 @@ int topology_command(const std::vector<std::string>& args) {
   std::printf("degree: %d..%d\n", t.min_degree(), t.max_degree());
   std::printf("diameter: %d\n", t.diameter());
   std::printf("spectral gap: %.6f\n", t.spectral_gap());
+  const auto schedule = make_mixing_schedule(p, t, seed);
+  if (!schedule->time_varying())
+    return 0;
+  std::printf("time-varying: %s rounds, one peer per round, weights 1/2 (sync gossip methods); "
+              "the graph above is their union\n",
+              schedule->name().c_str());
+  const std::int64_t period = schedule->period();
+  if (period == 0) {
+    std::printf("period: none (a new random matching every round, seed %llu)\n",
+                static_cast<unsigned long long>(seed));
+    return 0;
+  }
+  std::printf("period: %lld rounds\n", static_cast<long long>(period));
+  // The product over one period against the exact average 11^T/n (dense: small n only).
+  if (t.size() <= 256) {
+    Eigen::MatrixXd product = Eigen::MatrixXd::Identity(t.size(), t.size());
+    for (std::int64_t r = 0; r < period; ++r)
+      product = schedule->matrix(r) * product;
+    const double deviation = (product.array() - 1.0 / t.size()).abs().maxCoeff();
+    std::printf("one period vs exact average: max |W(%lld)...W(0) - 11^T/n| = %.6f\n",
+                static_cast<long long>(period - 1), deviation);
+  }
   return 0;
 }
 

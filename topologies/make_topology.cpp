@@ -223,6 +223,16 @@ const GraphKinds& graph_kinds() {
           social_edges);
     r.add("edges", "a user graph from `file`: one 'i j' edge per line (0-based, # comments)",
           file_edges);
+    // Time-varying schedules (mixing_schedule.hpp): the static graph is the union of their
+    // rounds' edges, for algorithms that use one fixed graph and for `dtsim topology`.
+    r.add("one_peer_exponential",
+          "time-varying: round r pairs i with i + 2^(r mod ceil(log2 n)), weights 1/2 (gossip "
+          "methods in sync mode); static union = exponential",
+          exponential_edges);
+    r.add("random_pairs",
+          "time-varying: a seeded random perfect matching per round, weights 1/2 (gossip "
+          "methods in sync mode); static union = complete",
+          complete_edges);
     return r;
   }();
   return kinds;

@@ -13,7 +13,9 @@
 namespace dtsim {
 
 // Reads `topology:` (kind: ring | torus | complete | star | erdos_renyi | hypercube |
-// exponential | social (the 32-node Davis Southern Women graph) | edges (file: one "i j" per line), their keys, and
+// exponential | social (the 32-node Davis Southern Women graph) | edges (file: one "i j" per
+// line) | one_peer_exponential | random_pairs (the union graph of these time-varying kinds;
+// their rounds: make_mixing_schedule), their keys, and
 // mixing: metropolis | uniform) for `nodes` nodes; random graphs use the stream
 // ("topology", no node) of `seed`. Throws ConfigError for a disconnected graph (never
 // silently repairs it), impossible sizes (a torus that is not rows x cols) or bad keys.

@@ -6,16 +6,27 @@
 #include "sim/engine/algorithm.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace dtsim {
 
+class MixingSchedule;
 class Topology;
 
 struct AlgorithmSetup {
   int nodes = 0;
   std::size_t num_params = 0;
   const Topology* topology = nullptr;
+  // Round-by-round mixing for gossip methods; null = the topology's W in every round.
+  const MixingSchedule* mixing = nullptr;
+  // For learning-rate schedules (lr_schedule.hpp): the local minibatch size, the run's budget
+  // in epochs (stop.epochs, or stop.steps converted; 0 = only a time budget) and the number
+  // of training examples of each node (empty = unknown).
+  int batch_size = 0;
+  double budget_epochs = 0;
+  std::vector<std::int64_t> node_samples = {};
 };
 
 using AlgorithmRegistry = Registry<std::unique_ptr<Algorithm>, const AlgorithmSetup&>;

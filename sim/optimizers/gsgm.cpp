@@ -121,6 +121,7 @@ void Gsgm::update_members(int worker) {
 }
 
 void Gsgm::add_metrics(std::vector<std::pair<std::string, double>>& columns) const {
+  ParameterServer::add_metrics(columns);
   columns.emplace_back(
       "update_count_spread",
       static_cast<double>(*std::max_element(count_.begin(), count_.end()) - min_count()));

@@ -6,11 +6,12 @@
 
 namespace dtsim {
 
-LocalUpdate::LocalUpdate(const Params& p, int nodes, std::size_t dim) {
-  beta_text_ = p.number("momentum", 0.0, Range::unit_open_hi());
+LocalUpdate::LocalUpdate(const Params& p, int nodes, std::size_t dim, const Options& options) {
+  beta_text_ = p.number("momentum", options.momentum, Range::unit_open_hi());
   beta_ = static_cast<float>(beta_text_);
-  nesterov_ = p.flag("nesterov", false);
-  weight_decay_ = static_cast<float>(p.number("weight_decay", 0.0, Range::non_negative()));
+  nesterov_ = options.nesterov_key ? p.flag("nesterov", options.nesterov) : options.nesterov;
+  if (options.weight_decay_key)
+    weight_decay_ = static_cast<float>(p.number("weight_decay", 0.0, Range::non_negative()));
   if (beta_ > 0)
     m_.assign(static_cast<std::size_t>(nodes), Vec::Zero(static_cast<Eigen::Index>(dim)));
 }

@@ -15,7 +15,18 @@ namespace dtsim {
 // Keys: momentum (in [0,1), default 0), nesterov (default false), weight_decay (>= 0, 0).
 class LocalUpdate {
 public:
-  LocalUpdate(const Params& p, int nodes, std::size_t dim);
+  // How a preset reads the keys: other momentum default, a fixed Nesterov choice (the key
+  // `nesterov` is then not read, so giving it is an error), or no weight decay key (a method
+  // that applies weight decay itself).
+  struct Options {
+    double momentum = 0;
+    bool nesterov = false;
+    bool nesterov_key = true;
+    bool weight_decay_key = true;
+  };
+  LocalUpdate(const Params& p, int nodes, std::size_t dim)
+      : LocalUpdate(p, nodes, dim, Options{}) {}
+  LocalUpdate(const Params& p, int nodes, std::size_t dim, const Options& options);
   // Writes u for node i into `out` (size dim; may be `grad` itself); x is the node's model
   // at the gradient. Updates the node's momentum.
   void direction(int node, std::span<const float> grad, std::span<const float> x,
@@ -26,6 +37,7 @@ public:
             std::span<float> out);
   std::size_t state_bytes() const;
   double momentum() const { return beta_text_; }
+  bool nesterov() const { return nesterov_; }
 
 private:
   float beta_ = 0;

@@ -7,15 +7,17 @@
 namespace dtsim {
 
 ParameterServer::ParameterServer(const Params& p, const AlgorithmSetup& setup)
-    : nodes_(setup.nodes), lr_(static_cast<float>(p.number("lr", 0.05, Range::positive()))),
+    : nodes_(setup.nodes), schedule_(p, setup, 0.05),
+      lr_(static_cast<float>(schedule_.at_epoch(0))),
       weight_decay_(static_cast<float>(p.number("weight_decay", 0.0, Range::non_negative()))),
-      w_(static_cast<Eigen::Index>(setup.num_params)),
+      w_(static_cast<Eigen::Index>(setup.num_params)), batch_size_(setup.batch_size),
       service_s_(p.child("server").number("update_s", 0.0, Range::non_negative())),
       service_(SimTime::from_seconds(service_s_)), workers_(static_cast<std::size_t>(setup.nodes)) {
 }
 
 std::string ParameterServer::describe_server() const {
-  return service_s_ > 0 ? ", server update " + format_number(service_s_) + " s" : "";
+  return (service_s_ > 0 ? ", server update " + format_number(service_s_) + " s" : "") +
+         schedule_.describe();
 }
 
 std::size_t ParameterServer::state_bytes() const {
@@ -101,6 +103,9 @@ void ParameterServer::on_timer(Context& ctx, int node, std::int32_t) {
 void ParameterServer::finish_service(Context& ctx, Pending& p) {
   serving_wait_ = ctx.now() - p.arrival - service_;
   serving_held_ = p.held;
+  lr_ = static_cast<float>(
+      schedule_.at_epoch(schedule_.global_epoch(static_cast<double>(served_) * batch_size_)));
+  ++served_;
   apply(ctx, p.worker, p.g.view(), p.tau);
   p.g = SharedBuffer();
 }
@@ -117,6 +122,10 @@ void ParameterServer::reply(Context& ctx, int worker) {
 
 void ParameterServer::eval_model(const Context&, std::span<float> out) const {
   as_vec(out) = w_;
+}
+
+void ParameterServer::add_metrics(std::vector<std::pair<std::string, double>>& columns) const {
+  columns.emplace_back("lr", static_cast<double>(lr_));
 }
 
 void ParameterServer::add_node_columns(

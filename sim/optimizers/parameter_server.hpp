@@ -4,6 +4,7 @@
 
 #include "sim/engine/algorithm.hpp"
 #include "sim/optimizers/algorithm_setup.hpp"
+#include "sim/optimizers/lr_schedule.hpp"
 
 #include <deque>
 #include <vector>
@@ -16,7 +17,9 @@ namespace dtsim {
 // lets a scheduler hold a worker's gradients: the server then serves the first eligible
 // entry, and held ones keep their place in the FIFO. Serving takes `server.update_s`
 // simulated seconds (default 0: applied on arrival), so a busy server adds queueing delay
-// and staleness. Keys: lr (> 0, default 0.05), weight_decay (>= 0, 0), server: {update_s}.
+// and staleness. Keys: lr (> 0, default 0.05), lr_schedule (LrSchedule; the position is the
+// epochs served so far: gradients served * batch / training examples, and /metrics gets the
+// current rate as `lr`), weight_decay (>= 0, 0), server: {update_s}.
 // The copies of worker models and gradients run in the workers' gradient tasks; the
 // server's math runs on the engine thread, as one server would.
 class ParameterServer : public Algorithm {
@@ -30,6 +33,7 @@ public:
   void eval_model(const Context& ctx, std::span<float> out) const final;
   bool has_node_models() const final { return false; }
   void add_node_columns(std::vector<std::pair<std::string, std::vector<double>>>& c) const override;
+  void add_metrics(std::vector<std::pair<std::string, double>>& columns) const override;
   std::size_t state_bytes() const override;
 
   static constexpr std::int32_t kGradient = 1;
@@ -49,10 +53,11 @@ protected:
   void reply(Context& ctx, int worker);
   // ctx.record_update with the served gradient's queueing time and hold flag.
   void record_update(Context& ctx, int worker, std::int64_t staleness);
-  std::string describe_server() const; // ", server update 5 ms" or ""
+  std::string describe_server() const; // ", server update 5 ms" and the lr schedule, or ""
 
   int nodes_;
-  float lr_;
+  LrSchedule schedule_;
+  float lr_; // the rate for the gradient being served
   float weight_decay_;
   Vec w_;
   std::int64_t version_ = 0;
@@ -75,6 +80,8 @@ private:
   void serve(Context& ctx);
   void finish_service(Context& ctx, Pending& p);
 
+  double batch_size_ = 0;
+  std::int64_t served_ = 0; // gradients served so far
   double service_s_ = 0;
   SimTime service_;
   std::vector<Worker> workers_;

@@ -85,16 +85,28 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
                   "-parameter model; the limit is 16 GiB: use fewer nodes or a smaller model");
 
   plan.topology.emplace(make_topology(root.child("topology"), nodes, plan.seed));
+  plan.mixing = make_mixing_schedule(root.child("topology"), *plan.topology, plan.seed);
+  // The stop rule first: learning-rate schedules need the run's budget in epochs.
+  read_stop(root.child("stop"), plan.engine);
 
   const Params alg = root.child("algorithm");
-  const AlgorithmSetup setup{nodes, plan.model->num_params(), &*plan.topology};
+  AlgorithmSetup setup{nodes, plan.model->num_params(), &*plan.topology};
+  setup.mixing = plan.mixing.get();
+  setup.batch_size = plan.engine.batch_size;
+  const auto train_size = static_cast<double>(plan.data.train.size());
+  setup.budget_epochs = plan.engine.stop_epochs > 0 ? plan.engine.stop_epochs
+                        : plan.engine.stop_steps > 0
+                            ? static_cast<double>(plan.engine.stop_steps) * plan.engine.batch_size *
+                                  nodes / train_size
+                            : 0.0;
+  for (const auto& idx : plan.partition.node_indices)
+    setup.node_samples.push_back(static_cast<std::int64_t>(idx.size()));
   plan.algorithm = builtin_algorithms().make(alg, "name", "dsgd", setup);
 
   const Params system = root.child("system");
   plan.compute = std::make_unique<ComputeTimeModel>(system.child("compute"), nodes, plan.seed);
   plan.network = std::make_unique<NetworkModel>(system.child("network"), nodes + 1, plan.seed);
 
-  read_stop(root.child("stop"), plan.engine);
   read_eval(root.child("eval"), plan.engine, *plan.model);
   plan.engine.seed = plan.seed;
 

@@ -11,6 +11,7 @@
 #include "sim/engine/simulator.hpp"
 #include "sim/system/compute_time_model.hpp"
 #include "sim/system/network_model.hpp"
+#include "topologies/mixing_schedule.hpp"
 #include "topologies/topology.hpp"
 
 #include <memory>
@@ -31,6 +32,7 @@ struct RunPlan {
   Partition partition;
   std::unique_ptr<Model> model;
   std::optional<Topology> topology;
+  std::unique_ptr<MixingSchedule> mixing; // round-by-round W for gossip methods
   std::unique_ptr<ComputeTimeModel> compute;
   std::unique_ptr<NetworkModel> network;
   std::unique_ptr<Algorithm> algorithm;

@@ -57,6 +57,16 @@ TEST_SUITE("app") {
     CHECK(run_cli("topology rign --nodes 16").exit_code == 2);
   }
 
+  TEST_CASE("dtsim topology: a time-varying kind prints its union graph and its period") {
+    const auto r = run_cli("topology one_peer_exponential --nodes 8");
+    CHECK(r.exit_code == 0);
+    CHECK(r.output.find("topology: one_peer_exponential, 8 nodes, 20 edges") != std::string::npos);
+    CHECK(r.output.find("period: 3 rounds") != std::string::npos);
+    CHECK(r.output.find("max |W(2)...W(0) - 11^T/n| = 0.000000") != std::string::npos);
+    CHECK(run_cli("topology random_pairs --nodes 8").output.find("period: none") !=
+          std::string::npos);
+  }
+
   TEST_CASE("dtsim run: --threads 1 and --threads 2 write identical /metrics") {
     const std::string scenario = write_file("tiny.yaml", kTiny);
     const std::string out1 = temp_dir() + "/t1.h5", out2 = temp_dir() + "/t2.h5";

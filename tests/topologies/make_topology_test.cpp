@@ -302,6 +302,7 @@ TEST_SUITE("topologies") {
       CHECK(help.find('\n') == std::string::npos);
     }
     CHECK(names == std::vector<std::string>{"ring", "torus", "complete", "star", "erdos_renyi",
-                                            "hypercube", "exponential", "social", "edges"});
+                                            "hypercube", "exponential", "social", "edges",
+                                            "one_peer_exponential", "random_pairs"});
   }
 }

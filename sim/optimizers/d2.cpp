@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+// D2: the corrected half step and plain mixing.
+#include "sim/optimizers/d2.hpp"
+
+#include <algorithm>
+
+namespace dtsim {
+namespace {
+
+GossipProtocol::Options d2_options() {
+  GossipProtocol::Options o;
+  o.async_allowed = false;
+  o.async_refusal = "d2's correction 2*x_t - x_{t-1} - lr*(g_t - g_{t-1}) undoes the previous "
+                    "round's mixing only if every node mixed that same round";
+  o.time_varying_allowed = false;
+  o.time_varying_refusal = "d2 needs one fixed mixing matrix";
+  return o;
+}
+
+} // namespace
+
+D2::D2(const Params& p, const AlgorithmSetup& setup)
+    : GossipProtocol(p, setup, d2_options()),
+      weight_decay_(static_cast<float>(p.number("weight_decay", 0.0, Range::non_negative()))) {
+  const auto d = static_cast<Eigen::Index>(setup.num_params);
+  x_prev_.assign(static_cast<std::size_t>(setup.nodes), Vec::Zero(d));
+  g_prev_.assign(static_cast<std::size_t>(setup.nodes), Vec::Zero(d));
+}
+
+std::string D2::describe() const {
+  return "d2 (" + describe_protocol() + lr_schedule().describe() + ")";
+}
+
+std::size_t D2::state_bytes() const {
+  std::size_t floats = 0;
+  for (std::size_t i = 0; i < x_prev_.size(); ++i)
+    floats += static_cast<std::size_t>(x_prev_[i].size() + g_prev_[i].size());
+  return GossipProtocol::state_bytes() + floats * sizeof(float);
+}
+
+void D2::local_step(int node, std::span<const float> x, std::span<float> grad) {
+  const auto i = static_cast<std::size_t>(node);
+  const float lr = step_lr(node);
+  const bool first_step = task_step(node) == 0;
+  const std::span<float> out = outgoing(node, 0);
+  for (std::size_t first = 0; first < out.size(); first += kBlock) {
+    const auto len = std::min(kBlock, out.size() - first);
+    const auto at = static_cast<Eigen::Index>(first);
+    const auto n = static_cast<Eigen::Index>(len);
+    const auto xb = as_vec(x.subspan(first, len));
+    auto g = as_vec(grad.subspan(first, len));
+    auto o = as_vec(out.subspan(first, len));
+    auto xp = x_prev_[i].segment(at, n);
+    auto gp = g_prev_[i].segment(at, n);
+    if (weight_decay_ > 0)
+      g += weight_decay_ * xb;
+    if (first_step)
+      o = xb - lr * g;
+    else
+      o = 2.0f * xb - xp - lr * (g - gp);
+    xp = xb;
+    gp = g;
+  }
+}
+
+void D2::combine(int node, std::span<float> x) {
+  mix(node, 0, sent(node, 0), x);
+}
+
+} // namespace dtsim

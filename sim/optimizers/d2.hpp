@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+// D2 (D^2): decentralized SGD with a correction for data heterogeneity.
+#pragma once
+
+#include "sim/optimizers/gossip_protocol.hpp"
+
+#include <string>
+#include <vector>
+
+namespace dtsim {
+
+// Tang, Lian, Yan, Zhang, Liu (ICML 2018, arXiv:1803.07068), as in the QG-DSGDm code
+// (algorithms.md section 5); no momentum. Node i, step t, g = grad + wd*x:
+//   t = 0: x_half = x - lr*g
+//   t > 0: x_half = 2*x_t - x_{t-1} - lr*(g_t - g_{t-1})     (x_{t-1}: the previous model)
+//   send x_half; x_{t+1} = mix(x_half)
+// Sync mode with one fixed mixing matrix only: the correction cancels the previous round's
+// mixing exactly when every node mixed the same round with the same W. D2's analysis also
+// needs the smallest eigenvalue of W above -1/3; Metropolis weights on a ring with an even
+// number of nodes have exactly -1/3, a mode that then never decays (use an odd ring,
+// another graph or mixing: uniform on a graph of degree >= 3).
+// Keys: lr, lr_schedule, weight_decay (default 0). State: x_{t-1}, g_{t-1} per node.
+class D2 final : public GossipProtocol {
+public:
+  D2(const Params& p, const AlgorithmSetup& setup);
+  std::string describe() const override;
+  std::size_t state_bytes() const override;
+
+private:
+  void local_step(int node, std::span<const float> x, std::span<float> grad) override;
+  void combine(int node, std::span<float> x) override;
+
+  float weight_decay_;
+  std::vector<Vec> x_prev_;
+  std::vector<Vec> g_prev_;
+};
+
+} // namespace dtsim

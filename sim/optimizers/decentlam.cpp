@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+// DecentLaM: half step, then momentum on the mixed displacement.
+#include "sim/optimizers/decentlam.hpp"
+
+#include <algorithm>
+
+namespace dtsim {
+
+namespace {
+
+GossipProtocol::Options decentlam_options() {
+  GossipProtocol::Options o;
+  o.async_allowed = false;
+  o.async_refusal = "decentlam's momentum acts on the whole gossip displacement, and with "
+                    "stale copies it amplifies the delay: even with zero gradients the models "
+                    "diverge";
+  // On the consensus error the update is heavy ball, x' = W x + beta*(x - x_prev): stable
+  // for one fixed symmetric W, but with beta = 0.9 it diverges on the one-peer exponential
+  // graph (complex eigenvalues) and on random pairs (switching projections): zero-gradient
+  // runs diverged on both before they were refused.
+  o.time_varying_allowed = false;
+  o.time_varying_refusal = "decentlam's momentum diverges when W changes from round to round";
+  return o;
+}
+
+} // namespace
+
+DecentLam::DecentLam(const Params& p, const AlgorithmSetup& setup)
+    : GossipProtocol(p, setup, decentlam_options()),
+      beta_text_(p.number("momentum", 0.9, Range::unit_open_hi())),
+      beta_(static_cast<float>(beta_text_)),
+      weight_decay_(static_cast<float>(p.number("weight_decay", 0.0, Range::non_negative()))) {
+  const auto n = static_cast<std::size_t>(setup.nodes);
+  m_.assign(n, Vec::Zero(static_cast<Eigen::Index>(setup.num_params)));
+  scratch_.assign(n, Vec(static_cast<Eigen::Index>(std::min(kBlock, setup.num_params))));
+}
+
+std::string DecentLam::describe() const {
+  return "decentlam (" + describe_protocol() + ", beta " + format_number(beta_text_) +
+         lr_schedule().describe() + ")";
+}
+
+std::size_t DecentLam::state_bytes() const {
+  std::size_t floats = 0;
+  for (std::size_t i = 0; i < m_.size(); ++i)
+    floats += static_cast<std::size_t>(m_[i].size() + scratch_[i].size());
+  return GossipProtocol::state_bytes() + floats * sizeof(float);
+}
+
+void DecentLam::local_step(int node, std::span<const float> x, std::span<float> grad) {
+  const float lr = step_lr(node);
+  as_vec(outgoing(node, 0)) = as_vec(x) - lr * (as_vec(grad) + weight_decay_ * as_vec(x));
+}
+
+void DecentLam::combine(int node, std::span<float> x) {
+  const auto i = static_cast<std::size_t>(node);
+  const float lr = mixed_lr(node);
+  const std::span<const float> z = sent(node, 0);
+  float* mixed = scratch_[i].data();
+  for (std::size_t first = 0; first < x.size(); first += kBlock) {
+    const std::size_t len = std::min(kBlock, x.size() - first);
+    mix_range(node, 0, z, first, len, mixed);
+    const auto n = static_cast<Eigen::Index>(len);
+    auto xb = as_vec(x.subspan(first, len));
+    auto m = m_[i].segment(static_cast<Eigen::Index>(first), n);
+    m = beta_ * m + (xb - ConstVecMap(mixed, n)) / lr;
+    xb -= lr * m;
+  }
+}
+
+} // namespace dtsim

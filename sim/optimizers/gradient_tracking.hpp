@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+// Decentralized SGD with gradient tracking: every node gossips its model and a tracker of
+// the network-average gradient.
+#pragma once
+
+#include "sim/optimizers/gossip_protocol.hpp"
+#include "sim/optimizers/local_update.hpp"
+
+#include <string>
+#include <vector>
+
+namespace dtsim {
+
+// As in the QG-DSGDm code (algorithms.md section 5; Nedic, Olshevsky, Shi 2017 and Pu & Nedic
+// 2020 for the method). Node i, step t, g = grad + wd*x:
+//   y = g (t = 0) or y += g - g_{t-1}          (tracker, local)
+//   u = y, or its momentum / Nesterov form    (LocalUpdate without weight decay)
+//   send (x, y): one message of two vectors (2d floats on the wire)
+//   x <- mix(x) - lr*u ;  y <- mix(y)
+// Since every W(t) is doubly stochastic, sum_i y_i = sum_i g_i after every round. Sync mode
+// only (stale copies would break that invariant); time-varying schedules are allowed.
+// Keys: lr, lr_schedule, weight_decay, momentum (default 0), nesterov (default false).
+class GradientTracking final : public GossipProtocol {
+public:
+  GradientTracking(const Params& p, const AlgorithmSetup& setup);
+  std::string describe() const override;
+  std::size_t state_bytes() const override;
+
+private:
+  void local_step(int node, std::span<const float> x, std::span<float> grad) override;
+  void combine(int node, std::span<float> x) override;
+
+  float weight_decay_;
+  LocalUpdate update_;
+  std::vector<Vec> y_;
+  std::vector<Vec> g_prev_;
+  std::vector<Vec> u_;
+};
+
+} // namespace dtsim
