@@ -38,7 +38,12 @@ void DenseLayer::backward_params(ConstMatMap x, ConstMatMap dz, std::span<float>
                                  GemmScratch& scratch) const {
   gemm(false, dz, true, x, weights(grad), GemmInit::Zero, nullptr, scratch);
   Eigen::Map<Eigen::VectorXf> db(grad.data() + offset + static_cast<std::size_t>(out) * in, out);
-  db.noalias() = dz.rowwise().sum();
+  // Column by column, in example order: Eigen's rowwise().sum() splits rows into a peeled
+  // prefix and an aligned body depending on grad's address, so its rounding (and the run's
+  // results) would depend on where the buffer happens to sit.
+  db.noalias() = dz.col(0);
+  for (Eigen::Index k = 1; k < dz.cols(); ++k)
+    db += dz.col(k);
 }
 
 void DenseLayer::per_example_params(ConstMatMap x, ConstMatMap dz, float scale, float* per_example,

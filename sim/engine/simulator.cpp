@@ -139,8 +139,8 @@ void Simulator::Channel::send(int src, int dst, std::int64_t wire_bytes, std::in
     s.stats_[static_cast<std::size_t>(src)].bytes_sent += wire_bytes;
     ++s.stats_[static_cast<std::size_t>(src)].messages_sent;
   }
-  s.push_work(s.parts_.network->send(src, dst, wire_bytes, s.now_), EventKind::OrderMessage, dst, src,
-              slot);
+  s.push_work(s.parts_.network->send(src, dst, wire_bytes, s.now_), EventKind::OrderMessage, dst,
+              src, slot);
 }
 
 void Simulator::Channel::set_timer(int endpoint, SimTime delay, std::int64_t tag) {
@@ -180,7 +180,8 @@ void Simulator::send(int src, int dst, const MessageInfo& info, SharedBuffer pay
     stats_[static_cast<std::size_t>(src)].bytes_sent += wire_bytes;
     ++stats_[static_cast<std::size_t>(src)].messages_sent;
   }
-  push_work(parts_.network->send(src, dst, wire_bytes, now_), EventKind::MessageArrival, dst, src, slot);
+  push_work(parts_.network->send(src, dst, wire_bytes, now_), EventKind::MessageArrival, dst, src,
+            slot);
 }
 
 void Simulator::set_timer(int node, SimTime delay, std::int32_t tag) {
