@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the gossip communication study (scenarios/gossip/gossip.yaml: 192 runs, one trace each
 # under runs/gossip/) and writes its tables and plots:
-#   runs/gossip/tables.md            dtsim analyze --markdown, grouped over the 3 seeds
+#   docs/gossip-study-tables.md            dtsim analyze --markdown, grouped over the 3 seeds
 #   docs/gossip-study.csv            one row per run (dtsim analyze --csv)
 #   docs/img/gossip-{time,bytes}-alpha{1,0.1}.{png,svg}   accuracy vs simulated time / bytes
 # Resumable (finished traces are kept). About 12-15 minutes with 2 jobs on this 2-core
@@ -31,9 +31,9 @@ columns=final_acc,time_to_target_s,bytes_to_target,sim_s,bytes_sent,idle_per_com
   echo
   "$dtsim" analyze "$out" --by algorithm.name,algorithm.compressor.kind,algorithm.compressor.bits \
     --columns "$columns" --target 0.75 --markdown
-} > "$out/tables.md"
+} > docs/gossip-study-tables.md
 "$dtsim" analyze "$out" --csv docs/gossip-study.csv --target 0.75 > /dev/null
-echo "wrote $out/tables.md and docs/gossip-study.csv"
+echo "wrote docs/gossip-study-tables.md and docs/gossip-study.csv"
 
 label=algorithm.name,algorithm.compressor.kind,algorithm.compressor.bits
 for alpha in 1 0.1; do
