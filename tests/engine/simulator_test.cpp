@@ -4,6 +4,7 @@
 #include "sim/scenario/run_plan.hpp"
 #include "sim/trace/memory_trace_sink.hpp"
 #include "support/tiny_scenarios.hpp"
+#include "support/trace_compare.hpp"
 
 #include <cmath>
 #include <doctest/doctest.h>
@@ -28,20 +29,8 @@ Outcome run_text(const std::string& yaml, int threads, std::vector<std::string> 
 }
 
 void check_identical_metrics(const MemoryTraceSink& a, const MemoryTraceSink& b) {
-  REQUIRE(a.rows().size() == b.rows().size());
   REQUIRE(a.rows().size() > 5);
-  for (std::size_t r = 0; r < a.rows().size(); ++r) {
-    const auto& ca = a.rows()[r].columns;
-    const auto& cb = b.rows()[r].columns;
-    REQUIRE(ca.size() == cb.size());
-    for (std::size_t c = 0; c < ca.size(); ++c) {
-      CAPTURE(r);
-      CAPTURE(ca[c].first);
-      // Bit-identical (NaN columns are NaN in both).
-      CHECK(
-          (ca[c].second == cb[c].second || (std::isnan(ca[c].second) && std::isnan(cb[c].second))));
-    }
-  }
+  testing::check_identical_rows(a.rows(), b.rows());
 }
 
 } // namespace

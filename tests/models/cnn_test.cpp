@@ -105,31 +105,11 @@ struct Reference {
       std::vector<int> sizes{static_cast<int>(a.size())};
       sizes.insert(sizes.end(), c.hidden.begin(), c.hidden.end());
       sizes.push_back(c.num_classes);
-      for (std::size_t l = 0; l + 1 < sizes.size(); ++l) {
-        const int in = sizes[l], out = sizes[l + 1];
-        std::vector<double> z(static_cast<std::size_t>(out));
-        for (int i = 0; i < out; ++i) {
-          double s = p[off + static_cast<std::size_t>(out * in + i)];
-          for (int j = 0; j < in; ++j)
-            s += p[off + static_cast<std::size_t>(j * out + i)] * a[static_cast<std::size_t>(j)];
-          z[static_cast<std::size_t>(i)] = s;
-        }
-        off += static_cast<std::size_t>(out * (in + 1));
-        if (l + 2 < sizes.size())
-          for (double& v : z) {
-            min_margin = std::min(min_margin, std::fabs(v));
-            v = std::max(v, 0.0);
-          }
-        a = z;
-      }
-      const double m = *std::max_element(a.begin(), a.end());
-      double sum = 0.0;
-      for (double v : a)
-        sum += std::exp(v - m);
-      total +=
-          std::log(sum) + m - a[static_cast<std::size_t>(b.labels[static_cast<std::size_t>(e)])];
+      int predicted = 0;
+      total += reference_dense_loss(p, off, a, sizes, b.labels[static_cast<std::size_t>(e)],
+                                    predicted, min_margin);
       if (argmax)
-        argmax->push_back(static_cast<int>(std::max_element(a.begin(), a.end()) - a.begin()));
+        argmax->push_back(predicted);
     }
     if (margin)
       *margin = min_margin;

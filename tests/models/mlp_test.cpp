@@ -29,31 +29,11 @@ struct Reference {
     for (int e = 0; e < b.count(); ++e) {
       std::vector<double> a(b.features.begin() + static_cast<long>(e) * sizes[0],
                             b.features.begin() + static_cast<long>(e + 1) * sizes[0]);
-      std::size_t off = 0;
-      for (std::size_t l = 0; l + 1 < sizes.size(); ++l) {
-        const int in = sizes[l], out = sizes[l + 1];
-        std::vector<double> z(out);
-        for (int i = 0; i < out; ++i) {
-          double s = p[off + static_cast<std::size_t>(out) * in + i]; // bias
-          for (int j = 0; j < in; ++j)
-            s += p[off + static_cast<std::size_t>(j) * out + i] * a[j]; // W(i, j), column-major
-          z[i] = s;
-        }
-        off += static_cast<std::size_t>(out) * (in + 1);
-        if (l + 2 < sizes.size())
-          for (double& v : z) {
-            min_abs = std::min(min_abs, std::fabs(v));
-            v = std::max(v, 0.0);
-          }
-        a = z;
-      }
-      const double m = *std::max_element(a.begin(), a.end());
-      double sum = 0.0;
-      for (double v : a)
-        sum += std::exp(v - m);
-      total += std::log(sum) + m - a[b.labels[e]];
+      int predicted = 0;
+      total += reference_dense_loss(p, 0, a, sizes, b.labels[static_cast<std::size_t>(e)],
+                                    predicted, min_abs);
       if (argmax)
-        argmax->push_back(static_cast<int>(std::max_element(a.begin(), a.end()) - a.begin()));
+        argmax->push_back(predicted);
     }
     if (min_abs_hidden)
       *min_abs_hidden = min_abs;

@@ -4,6 +4,7 @@
 #include "sim/scenario/run_plan.hpp"
 #include "sim/trace/memory_trace_sink.hpp"
 #include "support/tiny_scenarios.hpp"
+#include "support/trace_compare.hpp"
 
 #include <cmath>
 #include <doctest/doctest.h>
@@ -34,21 +35,8 @@ std::vector<double> metric(const MemoryTraceSink& s, const std::string& name) {
 }
 
 void check_identical(const MemoryTraceSink& a, const MemoryTraceSink& b) {
-  REQUIRE(a.rows().size() == b.rows().size());
   REQUIRE(a.rows().size() > 5);
-  for (std::size_t r = 0; r < a.rows().size(); ++r) {
-    const auto& ca = a.rows()[r].columns;
-    const auto& cb = b.rows()[r].columns;
-    REQUIRE(ca.size() == cb.size());
-    for (std::size_t c = 0; c < ca.size(); ++c) {
-      if (ca[c].first == "wall_time_s")
-        continue;
-      CAPTURE(r);
-      CAPTURE(ca[c].first);
-      CHECK(
-          (ca[c].second == cb[c].second || (std::isnan(ca[c].second) && std::isnan(cb[c].second))));
-    }
-  }
+  testing::check_identical_rows(a.rows(), b.rows());
 }
 
 } // namespace

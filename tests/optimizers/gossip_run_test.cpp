@@ -6,6 +6,7 @@
 #include "sim/trace/memory_trace_sink.hpp"
 #include "support/config_error.hpp"
 #include "support/tiny_scenarios.hpp"
+#include "support/trace_compare.hpp"
 
 #include <cmath>
 #include <doctest/doctest.h>
@@ -43,17 +44,7 @@ double node_total(const MemoryTraceSink& s, const std::string& name) {
 
 // Every /metrics value (NaN equal to NaN), the per-node columns and the staleness histogram.
 void check_same_trace(const MemoryTraceSink& a, const MemoryTraceSink& b) {
-  REQUIRE(a.rows().size() == b.rows().size());
-  for (std::size_t r = 0; r < a.rows().size(); ++r) {
-    const auto& ca = a.rows()[r].columns;
-    const auto& cb = b.rows()[r].columns;
-    REQUIRE(ca.size() == cb.size());
-    for (std::size_t c = 0; c < ca.size(); ++c) {
-      CAPTURE(ca[c].first);
-      CHECK(
-          (ca[c].second == cb[c].second || (std::isnan(ca[c].second) && std::isnan(cb[c].second))));
-    }
-  }
+  testing::check_identical_rows(a.rows(), b.rows());
   CHECK(a.summary().node_columns == b.summary().node_columns);
   CHECK(a.summary().staleness_histogram == b.summary().staleness_histogram);
 }

@@ -4,6 +4,7 @@
 #include "sim/scenario/run_plan.hpp"
 #include "sim/trace/memory_trace_sink.hpp"
 #include "support/config_error.hpp"
+#include "support/trace_compare.hpp"
 
 #include <cmath>
 #include <doctest/doctest.h>
@@ -51,24 +52,6 @@ Outcome run(const std::string& yaml, int threads) {
   return o;
 }
 
-bool same(double a, double b) {
-  return a == b || (std::isnan(a) && std::isnan(b));
-}
-
-void check_identical(const std::vector<MetricsRow>& a, const std::vector<MetricsRow>& b) {
-  REQUIRE(a.size() == b.size());
-  for (std::size_t r = 0; r < a.size(); ++r) {
-    REQUIRE(a[r].columns.size() == b[r].columns.size());
-    for (std::size_t c = 0; c < a[r].columns.size(); ++c) {
-      if (a[r].columns[c].first == "probe_wall_s")
-        continue;
-      CAPTURE(r);
-      CAPTURE(a[r].columns[c].first);
-      CHECK(same(a[r].columns[c].second, b[r].columns[c].second));
-    }
-  }
-}
-
 std::vector<double> node_column(const MemoryTraceSink& s, const std::string& name) {
   for (const auto& [n, v] : s.summary().node_columns)
     if (n == name)
@@ -90,8 +73,8 @@ TEST_SUITE("ordering") {
       const Outcome one = run(run_scenario(alg, order), 1);
       const Outcome two = run(run_scenario(alg, order), 2);
       CHECK(one.result.status == RunStatus::Completed);
-      check_identical(one.sink.rows(), two.sink.rows());
-      check_identical(one.sink.epoch_rows(), two.sink.epoch_rows());
+      testing::check_identical_rows(one.sink.rows(), two.sink.rows());
+      testing::check_identical_rows(one.sink.epoch_rows(), two.sink.epoch_rows());
       CHECK(one.sink.summary().node_columns == two.sink.summary().node_columns);
       // One /epochs row per completed pass over the data.
       REQUIRE(one.sink.epoch_rows().size() == 3);
