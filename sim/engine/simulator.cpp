@@ -125,22 +125,9 @@ void Simulator::Channel::send(int src, int dst, std::int64_t wire_bytes, std::in
   DTSIM_ASSERT(src >= 0 && src <= s.nodes_ && dst >= 0 && dst <= s.nodes_ && src != dst &&
                    wire_bytes >= 0,
                "order message between invalid endpoints");
-  const std::int64_t slot = s.new_message_slot();
-  Message& m = s.messages_[static_cast<std::size_t>(slot)];
-  m.src = src;
-  m.dst = dst;
-  m.info = MessageInfo{0, tag, arg};
-  m.payload = SharedBuffer();
-  m.wire_bytes = wire_bytes;
-  m.sent_at = s.now_;
-  s.bytes_sent_ += wire_bytes;
   s.order_bytes_ += wire_bytes;
-  if (src < s.nodes_) {
-    s.stats_[static_cast<std::size_t>(src)].bytes_sent += wire_bytes;
-    ++s.stats_[static_cast<std::size_t>(src)].messages_sent;
-  }
-  s.push_work(s.parts_.network->send(src, dst, wire_bytes, s.now_), EventKind::OrderMessage, dst,
-              src, slot);
+  s.post_message(src, dst, MessageInfo{0, tag, arg}, SharedBuffer(), wire_bytes,
+                 EventKind::OrderMessage);
 }
 
 void Simulator::Channel::set_timer(int endpoint, SimTime delay, std::int64_t tag) {
@@ -148,7 +135,10 @@ void Simulator::Channel::set_timer(int endpoint, SimTime delay, std::int64_t tag
   sim_.push_work(sim_.now_ + delay, EventKind::OrderTimer, endpoint, -1, tag);
 }
 
-std::int64_t Simulator::new_message_slot() {
+// One path for every message, the algorithm's and the example orderer's: a pooled slot, the
+// byte counters, and the arrival event from the network model.
+void Simulator::post_message(int src, int dst, const MessageInfo& info, SharedBuffer payload,
+                             std::int64_t wire_bytes, EventKind kind) {
   std::int64_t slot;
   if (free_messages_.empty()) {
     slot = static_cast<std::int64_t>(messages_.size());
@@ -157,17 +147,6 @@ std::int64_t Simulator::new_message_slot() {
     slot = free_messages_.back();
     free_messages_.pop_back();
   }
-  return slot;
-}
-
-void Simulator::send(int src, int dst, const MessageInfo& info, SharedBuffer payload,
-                     std::int64_t wire_bytes) {
-  DTSIM_ASSERT(src >= 0 && src <= nodes_ && dst >= 0 && dst <= nodes_ && src != dst,
-               "send() between invalid endpoints");
-  if (wire_bytes < 0)
-    wire_bytes = static_cast<std::int64_t>(payload ? payload.view().size() * sizeof(float) : 0) +
-                 kMessageHeaderBytes;
-  const std::int64_t slot = new_message_slot();
   Message& m = messages_[static_cast<std::size_t>(slot)];
   m.src = src;
   m.dst = dst;
@@ -180,8 +159,17 @@ void Simulator::send(int src, int dst, const MessageInfo& info, SharedBuffer pay
     stats_[static_cast<std::size_t>(src)].bytes_sent += wire_bytes;
     ++stats_[static_cast<std::size_t>(src)].messages_sent;
   }
-  push_work(parts_.network->send(src, dst, wire_bytes, now_), EventKind::MessageArrival, dst, src,
-            slot);
+  push_work(parts_.network->send(src, dst, wire_bytes, now_), kind, dst, src, slot);
+}
+
+void Simulator::send(int src, int dst, const MessageInfo& info, SharedBuffer payload,
+                     std::int64_t wire_bytes) {
+  DTSIM_ASSERT(src >= 0 && src <= nodes_ && dst >= 0 && dst <= nodes_ && src != dst,
+               "send() between invalid endpoints");
+  if (wire_bytes < 0)
+    wire_bytes = static_cast<std::int64_t>(payload ? payload.view().size() * sizeof(float) : 0) +
+                 kMessageHeaderBytes;
+  post_message(src, dst, info, std::move(payload), wire_bytes, EventKind::MessageArrival);
 }
 
 void Simulator::set_timer(int node, SimTime delay, std::int32_t tag) {

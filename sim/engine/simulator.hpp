@@ -119,7 +119,8 @@ private:
   void on_message_arrival(const Event& e);
   void on_order_message(const Event& e);
   void on_order_timer(const Event& e);
-  std::int64_t new_message_slot();
+  void post_message(int src, int dst, const MessageInfo& info, SharedBuffer payload,
+                    std::int64_t wire_bytes, EventKind kind);
   void measure_epoch();
   void evaluate();
   void stop(RunStatus status, std::string message);
