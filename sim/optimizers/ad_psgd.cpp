@@ -40,7 +40,7 @@ std::vector<int> two_colouring(const Topology& t) {
 } // namespace
 
 AdPsgd::AdPsgd(const Params& p, const AlgorithmSetup& setup)
-    : topology_(*setup.topology), lr_(static_cast<float>(p.number("lr", 0.05, Range::positive()))),
+    : topology_(*setup.topology), rates_(p, setup, 0.05),
       split_(p.choice("split", "auto", {"auto", "bipartite", "none"})), dim_(setup.num_params),
       update_(p, setup.nodes, setup.num_params),
       live_(static_cast<Eigen::Index>(setup.num_params), setup.nodes),
@@ -60,7 +60,8 @@ AdPsgd::AdPsgd(const Params& p, const AlgorithmSetup& setup)
 
 std::string AdPsgd::describe() const {
   return std::string("ad-psgd (") + (bipartite_ ? "bipartite active/passive" : "all nodes active") +
-         (update_.momentum() > 0 ? ", momentum " + format_number(update_.momentum()) : "") + ")";
+         (update_.momentum() > 0 ? ", momentum " + format_number(update_.momentum()) : "") +
+         rates_.describe() + ")";
 }
 
 std::size_t AdPsgd::state_bytes() const {
@@ -155,7 +156,7 @@ void AdPsgd::finish(Context& ctx, const Message& reply) {
 
 void AdPsgd::apply_update(Context& ctx, int node) {
   NodeState& s = nodes_[static_cast<std::size_t>(node)];
-  live(node) -= lr_ * s.u;
+  live(node) -= rates_.take(node) * s.u;
   ctx.record_update(node, s.averagings - s.at_snapshot);
 }
 
@@ -177,6 +178,7 @@ void AdPsgd::eval_model(const Context&, std::span<float> out) const {
 
 void AdPsgd::add_metrics(std::vector<std::pair<std::string, double>>& columns) const {
   stats_.add_metrics(columns);
+  rates_.add_metrics(columns);
 }
 
 void AdPsgd::add_node_columns(

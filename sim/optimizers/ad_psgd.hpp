@@ -6,6 +6,7 @@
 #include "sim/optimizers/algorithm_setup.hpp"
 #include "sim/optimizers/gossip_stats.hpp"
 #include "sim/optimizers/local_update.hpp"
+#include "sim/optimizers/node_rates.hpp"
 #include "sim/optimizers/pairwise_locks.hpp"
 
 #include <vector>
@@ -31,7 +32,8 @@ namespace dtsim {
 // Staleness (record_update) = averagings the live model took part in between the gradient's
 // snapshot and its application (1 for an undisturbed active node).
 // Models travel as dense float32. The evaluation model is the mean of the live models.
-// Keys: lr (> 0, default 0.05), split, and LocalUpdate's momentum, nesterov, weight_decay.
+// Keys: lr (> 0, default 0.05), lr_schedule (NodeRates: per node, per local step), split, and
+// LocalUpdate's momentum, nesterov, weight_decay.
 class AdPsgd final : public Algorithm {
 public:
   AdPsgd(const Params& p, const AlgorithmSetup& setup);
@@ -69,7 +71,7 @@ private:
   Eigen::Block<Eigen::MatrixXf, Eigen::Dynamic, 1, true> live(int node) { return live_.col(node); }
 
   const Topology& topology_;
-  float lr_;
+  NodeRates rates_;
   std::string split_;
   bool bipartite_ = false;
   std::size_t dim_;

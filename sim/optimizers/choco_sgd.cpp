@@ -10,7 +10,7 @@
 namespace dtsim {
 
 ChocoSgd::ChocoSgd(const Params& p, const AlgorithmSetup& setup)
-    : topology_(*setup.topology), lr_(static_cast<float>(p.number("lr", 0.05, Range::positive()))),
+    : topology_(*setup.topology), rates_(p, setup, 0.05),
       gamma_(static_cast<float>(p.number("gamma", 0.5, Range{0.0, 1.0, true, false}))),
       adapt_then_combine_(
           p.choice("order", "adapt_then_combine", {"adapt_then_combine", "combine_then_adapt"}) ==
@@ -42,7 +42,8 @@ std::string ChocoSgd::describe() const {
   return "choco-sgd (gamma " + format_number(gamma_) + ", " +
          (adapt_then_combine_ ? "adapt_then_combine" : "combine_then_adapt") + ", " +
          nodes_[0].compressor->describe() +
-         (update_.momentum() > 0 ? ", momentum " + format_number(update_.momentum()) : "") + ")";
+         (update_.momentum() > 0 ? ", momentum " + format_number(update_.momentum()) : "") +
+         rates_.describe() + ")";
 }
 
 std::size_t ChocoSgd::state_bytes() const {
@@ -70,13 +71,15 @@ void ChocoSgd::start(Context& ctx) {
     s.rng = Rng(ctx.rng(i).next_u64());
     s.out = ctx.new_buffer();
   }
-  for (int i = 0; i < ctx.num_nodes(); ++i)
+  for (int i = 0; i < ctx.num_nodes(); ++i) {
+    nodes_[static_cast<std::size_t>(i)].lr = rates_.take(i);
     ctx.start_gradient(i, 0);
+  }
 }
 
 void ChocoSgd::after_gradient(int node, std::span<const float> x, std::span<float> grad) {
   NodeState& s = nodes_[static_cast<std::size_t>(node)];
-  update_.step(node, grad, x, lr_, {s.x_half.data(), dim_});
+  update_.step(node, grad, x, s.lr, {s.x_half.data(), dim_});
   if (!adapt_then_combine_)
     s.x_half += gamma_ * (s.s - s.xhat);
   s.delta = s.x_half - s.xhat;
@@ -144,11 +147,13 @@ void ChocoSgd::try_mix(Context& ctx, int node) {
   }
   s.mix_pending = true;
   s.out = ctx.new_buffer();
+  s.lr = rates_.take(node);
   ctx.start_gradient(node, s.round);
 }
 
 void ChocoSgd::add_metrics(std::vector<std::pair<std::string, double>>& columns) const {
   stats_.add_metrics(columns);
+  rates_.add_metrics(columns);
 }
 
 void ChocoSgd::add_node_columns(

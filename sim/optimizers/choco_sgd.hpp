@@ -7,6 +7,7 @@
 #include "sim/optimizers/compression/compressor.hpp"
 #include "sim/optimizers/gossip_stats.hpp"
 #include "sim/optimizers/local_update.hpp"
+#include "sim/optimizers/node_rates.hpp"
 
 #include <array>
 #include <memory>
@@ -33,8 +34,8 @@ namespace dtsim {
 // here; error feedback is built in (what q_i leaves out stays in x_i - xhat_i), so the
 // compressor takes no error_feedback key, and the lattice quantizer (no reference point for
 // differences) is refused.
-// Keys: lr (> 0, default 0.05), gamma (consensus step in (0, 1], default 0.5), order,
-// compressor (map, default {kind: qsgd}), and LocalUpdate's momentum, nesterov,
+// Keys: lr (> 0, default 0.05), lr_schedule (NodeRates), gamma (consensus step in (0, 1], default
+// 0.5), order, compressor (map, default {kind: qsgd}), and LocalUpdate's momentum, nesterov,
 // weight_decay.
 class ChocoSgd final : public Algorithm {
 public:
@@ -54,6 +55,7 @@ private:
   struct NodeState {
     std::int64_t round = 0;
     bool step_done = false;
+    float lr = 0;                                   // the step size of the gradient in flight
     SharedBuffer out;                               // q_i, written in the node's task
     std::array<std::vector<SharedBuffer>, 2> inbox; // by round parity, per neighbour
     std::array<int, 2> received{0, 0};
@@ -73,7 +75,7 @@ private:
   void try_mix(Context& ctx, int node);
 
   const Topology& topology_;
-  float lr_;
+  NodeRates rates_;
   float gamma_;
   bool adapt_then_combine_;
   std::size_t dim_;

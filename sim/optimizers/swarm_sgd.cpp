@@ -11,7 +11,7 @@
 namespace dtsim {
 
 SwarmSgd::SwarmSgd(const Params& p, const AlgorithmSetup& setup)
-    : topology_(*setup.topology), lr_(static_cast<float>(p.number("lr", 0.05, Range::positive()))),
+    : topology_(*setup.topology), rates_(p, setup, 0.05),
       local_steps_(static_cast<int>(p.integer("local_steps", 2, Range::between(1, 1000000)))),
       geometric_(p.choice("local_steps_dist", "fixed", {"fixed", "geometric"}) == "geometric"),
       blocking_(p.flag("blocking", false)), dim_(setup.num_params),
@@ -38,7 +38,8 @@ std::string SwarmSgd::describe() const {
   return "swarm-sgd (" + std::string(blocking_ ? "blocking" : "non-blocking") + ", " +
          (geometric_ ? "geometric " : "") + std::to_string(local_steps_) + " local steps, " +
          nodes_[0].compressor->describe() +
-         (update_.momentum() > 0 ? ", momentum " + format_number(update_.momentum()) : "") + ")";
+         (update_.momentum() > 0 ? ", momentum " + format_number(update_.momentum()) : "") +
+         rates_.describe() + ")";
 }
 
 std::size_t SwarmSgd::state_bytes() const {
@@ -71,6 +72,7 @@ void SwarmSgd::start(Context& ctx) {
       s.origin = s.y;
     }
     s.target = draw_local_steps(ctx, i);
+    s.lr = rates_.take(i);
     ctx.start_gradient(i, 0);
   }
 }
@@ -83,12 +85,14 @@ void SwarmSgd::before_gradient(int node, std::span<float> x) {
 }
 
 void SwarmSgd::after_gradient(int node, std::span<const float> x, std::span<float> grad) {
-  Vec& y = nodes_[static_cast<std::size_t>(node)].y;
-  update_.step(node, grad, x, lr_, {y.data(), dim_});
+  NodeState& s = nodes_[static_cast<std::size_t>(node)];
+  update_.step(node, grad, x, s.lr, {s.y.data(), dim_});
 }
 
 void SwarmSgd::next_gradient(Context& ctx, int node) {
-  nodes_[static_cast<std::size_t>(node)].copy_y = true;
+  NodeState& s = nodes_[static_cast<std::size_t>(node)];
+  s.copy_y = true;
+  s.lr = rates_.take(node);
   ctx.start_gradient(node, 0);
 }
 
@@ -230,6 +234,7 @@ void SwarmSgd::eval_model(const Context& ctx, std::span<float> out) const {
 
 void SwarmSgd::add_metrics(std::vector<std::pair<std::string, double>>& columns) const {
   stats_.add_metrics(columns);
+  rates_.add_metrics(columns);
 }
 
 void SwarmSgd::add_node_columns(

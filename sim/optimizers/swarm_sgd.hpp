@@ -7,6 +7,7 @@
 #include "sim/optimizers/compression/compressor.hpp"
 #include "sim/optimizers/gossip_stats.hpp"
 #include "sim/optimizers/local_update.hpp"
+#include "sim/optimizers/node_rates.hpp"
 #include "sim/optimizers/pairwise_locks.hpp"
 
 #include <deque>
@@ -34,9 +35,9 @@ namespace dtsim {
 // Local steps are node updates (staleness not applicable); the partner's staleness (local
 // steps not yet in its public model) is the trace's partner_staleness_mean. The evaluation
 // model is the mean of the nodes' current models X_i + (y_i - o_i).
-// Keys: lr (> 0, default 0.05), local_steps (H >= 1, default 2), local_steps_dist
-// (fixed | geometric, default fixed), blocking (default false), compressor (map; default
-// {kind: lattice}; see compression/), and LocalUpdate's momentum, nesterov, weight_decay.
+// Keys: lr (> 0, default 0.05), lr_schedule (NodeRates), local_steps (H >= 1, default 2),
+// local_steps_dist (fixed | geometric, default fixed), blocking (default false), compressor (map;
+// default {kind: lattice}; see compression/), and LocalUpdate's momentum, nesterov, weight_decay.
 class SwarmSgd final : public Algorithm {
 public:
   SwarmSgd(const Params& p, const AlgorithmSetup& setup);
@@ -64,6 +65,7 @@ private:
     Vec decoded;         // the partner's model, decoded
     Vec view;            // scratch: own reconstruction of a reply (reference-point compressors)
     bool copy_y = false; // the next task starts from y
+    float lr = 0;        // the step size of the gradient in flight
     int steps = 0;       // local steps since the last initiation (h_i)
     int target = 1;      // H_i
     std::unique_ptr<Compressor> compressor;
@@ -82,7 +84,7 @@ private:
   std::int64_t send_bytes() const;
 
   const Topology& topology_;
-  float lr_;
+  NodeRates rates_;
   int local_steps_;
   bool geometric_;
   bool blocking_;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // New gossip methods end to end: identical traces for 1 and 2 threads; the lr column of
-// gossip and parameter-server runs.
+// gossip (synchronous and pairwise) and parameter-server runs.
 #include "sim/scenario/run_plan.hpp"
 #include "sim/trace/memory_trace_sink.hpp"
 #include "support/tiny_scenarios.hpp"
@@ -70,6 +70,27 @@ TEST_SUITE("optimizers") {
     CHECK(lr.back() == doctest::Approx(0.1));
     for (std::size_t k = 1; k < lr.size(); ++k)
       CHECK(lr[k] <= lr[k - 1]);
+  }
+
+  TEST_CASE("Asynchronous gossip: each node's rate follows the schedule in its own steps") {
+    // 3 epochs, decay x0.1 at 1.5 of each node's own epochs; IID and no stragglers, so nodes
+    // step at one pace (a straggler's epochs, and its decay, lag behind). The column is the
+    // mean of the rates the nodes used last: lr at first, 0.1 lr once all are past 1.5.
+    for (const char* alg : {"{name: ad-psgd", "{name: swarm-sgd, compressor: {kind: none}",
+                            "{name: choco-sgd, compressor: {kind: none}"}) {
+      CAPTURE(std::string(alg));
+      const std::string a = std::string(alg) + ", lr: 0.05, lr_schedule: {decay_at: [0.5]}}";
+      const std::vector<std::string> iid = {"data.partition={kind: iid}",
+                                            "system.compute={dist: constant, mean_s: 0.01}"};
+      const MemoryTraceSink s = run(a, 2, iid);
+      const std::vector<double> lr = metric(s, "lr");
+      REQUIRE(lr.size() > 5);
+      CHECK(lr.front() == doctest::Approx(0.05));
+      CHECK(lr.back() == doctest::Approx(0.005));
+      for (std::size_t k = 1; k < lr.size(); ++k)
+        CHECK(lr[k] <= lr[k - 1]);
+      check_identical(s, run(a, 1, iid));
+    }
   }
 
   TEST_CASE("Parameter servers: the server's rate follows the schedule in epochs served") {
