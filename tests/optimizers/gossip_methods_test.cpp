@@ -3,9 +3,9 @@
 // DecentLaM): consensus with zero gradients, two-step trajectories against hand
 // computation, tracking invariants, message sizes and refused modes.
 #include "gossip_test_util.hpp"
-#include "round_context.hpp"
 #include "sim/optimizers/momentum_tracking.hpp"
 #include "support/config_error.hpp"
+#include "support/scripted_context.hpp"
 #include "topologies/one_peer_exponential.hpp"
 #include "topologies/random_pairs.hpp"
 
@@ -15,7 +15,7 @@
 
 using namespace dtsim;
 using testing::make_algorithm;
-using testing::RoundContext;
+using testing::ScriptedContext;
 using testing::setup_for;
 
 namespace {
@@ -56,9 +56,9 @@ void check_trajectory(const std::string& name, const Keys& keys, const Expected&
   CAPTURE(std::string(name));
   const Topology star = testing::graph("star", 3);
   auto alg = make_algorithm(name, setup_for(star, 2), keys);
-  RoundContext ctx(star, kStart, quadratic);
+  ScriptedContext ctx(star, kStart, quadratic);
   ctx.set_compute_s({1.0, 1.7, 0.6});
-  ctx.run(*alg, steps);
+  ctx.run_steps(*alg, steps);
   for (int i = 0; i < 3; ++i)
     for (int k = 0; k < 2; ++k) {
       CAPTURE(i);
@@ -108,9 +108,9 @@ TEST_SUITE("optimizers") {
         CAPTURE(std::string(kind));
         CAPTURE(std::string(m.name));
         auto alg = make_algorithm(m.name, setup_for(t, kDim), m.keys);
-        RoundContext ctx(t, start, zero_gradient);
+        ScriptedContext ctx(t, start, zero_gradient);
         ctx.set_compute_s({1.0, 1.3, 0.7, 1.1, 0.9});
-        ctx.run(*alg, 400);
+        ctx.run_steps(*alg, 400);
         // Consensus, at the initial average. The average drifts by float rounding only:
         // methods that divide the displacement by lr and multiply it back (qg-dsgdm,
         // decentlam), and d2, whose recursion has a double eigenvalue 1 on the average,
@@ -134,9 +134,9 @@ TEST_SUITE("optimizers") {
     for (const char* name : {"dsgd", "dsgdm-n", "qg-dsgdm-n"}) {
       CAPTURE(std::string(name));
       auto alg = make_algorithm(name, setup_for(ring, 50), {{"lr", "0.1"}, {"mode", "async"}});
-      RoundContext ctx(ring, start, zero_gradient);
+      ScriptedContext ctx(ring, start, zero_gradient);
       ctx.set_compute_s({1.0, 1.3, 0.7, 1.1, 0.9});
-      ctx.run(*alg, 600);
+      ctx.run_steps(*alg, 600);
       float spread = 0;
       for (int i = 1; i < 5; ++i)
         spread =
@@ -202,8 +202,8 @@ TEST_SUITE("optimizers") {
     const Topology star = testing::graph("star", 3);
     auto alg = make_algorithm("momentum-tracking", setup_for(star, 2),
                               {{"lr", "0.5"}, {"momentum", "0.5"}});
-    RoundContext ctx(star, kStart, quadratic);
-    ctx.run(*alg, 2);
+    ScriptedContext ctx(star, kStart, quadratic);
+    ctx.run_steps(*alg, 2);
     const auto& mt = dynamic_cast<const MomentumTracking&>(*alg);
     const Expected m = {{1.66666667, -2.25}, {-1.66666667, 4.08333333}, {-2, -3.08333333}};
     const Expected d = {
@@ -244,9 +244,9 @@ TEST_SUITE("optimizers") {
         CAPTURE(steps);
         auto alg = make_algorithm("momentum-tracking", setup_for(ring, kDim, schedule),
                                   {{"lr", "0.05"}, {"weight_decay", "0.01"}});
-        RoundContext ctx(ring, spread_models(kNodes, kDim), heterogeneous);
+        ScriptedContext ctx(ring, spread_models(kNodes, kDim), heterogeneous);
         ctx.set_compute_s({1.0, 1.4, 0.6, 1.2, 0.8, 1.1, 0.9, 1.3});
-        ctx.run(*alg, steps);
+        ctx.run_steps(*alg, steps);
         const auto& mt = dynamic_cast<const MomentumTracking&>(*alg);
         Vec sum_d = Vec::Zero(kDim), sum_m = Vec::Zero(kDim);
         for (int i = 0; i < kNodes; ++i) {
@@ -265,14 +265,14 @@ TEST_SUITE("optimizers") {
     for (const char* name : {"gradient-tracking", "momentum-tracking", "dsgd"}) {
       CAPTURE(std::string(name));
       auto alg = make_algorithm(name, setup_for(ring, kDim), {{"lr", "0.1"}});
-      RoundContext ctx(ring, spread_models(4, kDim), zero_gradient);
-      ctx.run(*alg, 3);
+      ScriptedContext ctx(ring, spread_models(4, kDim), zero_gradient);
+      ctx.run_steps(*alg, 3);
       const bool two = std::string(name) != "dsgd";
       // Gossip messages: 3 rounds x 4 nodes x 2 neighbours; momentum tracking adds the
       // all-reduce of g^0 through node 0 (3 gradients in, 3 means out, one vector each).
       const std::int64_t gossip = two ? 2 * 4 * kDim + 64 : 4 * kDim + 64;
       std::size_t gossip_count = 0, init_count = 0;
-      for (std::int64_t b : ctx.message_bytes()) {
+      for (std::int64_t b : ctx.message_bytes) {
         if (b == gossip)
           ++gossip_count;
         else if (b == 4 * kDim + 64)
@@ -324,9 +324,9 @@ TEST_SUITE("optimizers") {
       average += x / 8.0f;
     {
       auto alg = make_algorithm("dsgd", setup_for(base, 20, &one_peer), {{"lr", "0.1"}});
-      RoundContext ctx(base, start, zero_gradient);
+      ScriptedContext ctx(base, start, zero_gradient);
       ctx.set_compute_s({1.0, 1.4, 0.6, 1.2, 0.8, 1.1, 0.9, 1.3});
-      ctx.run(*alg, 3);
+      ctx.run_steps(*alg, 3);
       for (int i = 0; i < 8; ++i)
         CHECK((as_vec(ctx.model(i)) - average).cwiseAbs().maxCoeff() < 1e-5f);
     }
@@ -340,9 +340,9 @@ TEST_SUITE("optimizers") {
         CAPTURE(schedule->name());
         CAPTURE(std::string(m.name));
         auto alg = make_algorithm(m.name, setup_for(base, 20, schedule), m.keys);
-        RoundContext ctx(base, start, zero_gradient);
+        ScriptedContext ctx(base, start, zero_gradient);
         ctx.set_compute_s({1.0, 1.4, 0.6, 1.2, 0.8, 1.1, 0.9, 1.3});
-        ctx.run(*alg, 400);
+        ctx.run_steps(*alg, 400);
         for (int i = 0; i < 8; ++i) // float drift of the average: see the static case
           CHECK((as_vec(ctx.model(i)) - average).cwiseAbs().maxCoeff() < 1e-2f);
       }

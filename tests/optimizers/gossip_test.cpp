@@ -2,12 +2,12 @@
 // Gossip protocols on scripted timelines: pairwise averaging keeps the network mean and
 // reaches consensus, local progress is neither lost nor counted twice, deadlock cycles are
 // broken, lattice decode failures are counted.
-#include "scripted_context.hpp"
 #include "sim/optimizers/ad_psgd.hpp"
 #include "sim/optimizers/choco_sgd.hpp"
 #include "sim/optimizers/swarm_sgd.hpp"
 #include "sim/scenario/yaml_tree.hpp"
 #include "support/config_error.hpp"
+#include "support/scripted_context.hpp"
 #include "topologies/make_topology.hpp"
 
 #include <cmath>
@@ -17,6 +17,7 @@
 
 using namespace dtsim;
 using dtsim::testing::ScriptedContext;
+using dtsim::testing::ScriptedTiming;
 
 namespace {
 
@@ -29,6 +30,8 @@ Topology topology(const std::string& kind, int n) {
 }
 
 constexpr std::size_t kDim = 6;
+// Compute times exponential with mean 10 ms per node, 2 ms links: interleavings vary.
+constexpr ScriptedTiming kRandomTimes{0.01, true, 0.002};
 
 // Node i's model: N(0, scale^2) per coordinate, different for every node.
 void set_random_models(ScriptedContext& ctx, double scale, std::uint64_t seed) {
@@ -82,11 +85,11 @@ TEST_SUITE("gossip") {
       CAPTURE(split);
       const Topology t = topology("torus", 16);
       AdPsgd a(yaml(std::string("{lr: 0.1, split: ") + split + "}"), {16, kDim, &t});
-      ScriptedContext ctx(t, kDim, 4);
+      ScriptedContext ctx(t, kDim, 4, kRandomTimes);
       set_random_models(ctx, 1.0, 7);
       const Vec mean0 = mean_of(ctx);
       const double spread0 = spread(ctx);
-      ctx.run(a, 3.0);
+      ctx.run_for(a, 3.0);
       // The live models' mean is the initial mean (no gradients: only averaging).
       CHECK((eval(a, ctx) - mean0).cwiseAbs().maxCoeff() < 1e-5f);
       double live_spread = 0;
@@ -112,11 +115,10 @@ TEST_SUITE("gossip") {
     // each other (2-cycles) are frequent.
     const Topology t = topology("ring", 4);
     AdPsgd a(yaml("{lr: 0.1, split: none}"), {4, kDim, &t});
-    ScriptedContext ctx(t, kDim, 5);
-    ctx.exponential = false;
+    ScriptedContext ctx(t, kDim, 5, {0.01, false, 0.002});
     set_random_models(ctx, 1.0, 8);
     const Vec mean0 = mean_of(ctx);
-    ctx.run(a, 2.0);
+    ctx.run_for(a, 2.0);
     const auto m = metrics(a);
     CHECK(m.at("deadlocks_broken") > 10);
     CHECK((eval(a, ctx) - mean0).cwiseAbs().maxCoeff() < 1e-5f);
@@ -143,11 +145,11 @@ TEST_SUITE("gossip") {
                                   "compressor: {kind: none}, blocking: ") +
                       blocking + "}"),
                  {8, kDim, &t});
-      ScriptedContext ctx(t, kDim, 6);
+      ScriptedContext ctx(t, kDim, 6, kRandomTimes);
       set_random_models(ctx, 1.0, 9);
       const Vec mean0 = mean_of(ctx);
       const double spread0 = spread(ctx);
-      ctx.run(a, 6.0);
+      ctx.run_for(a, 6.0);
       CHECK((eval(a, ctx) - mean0).cwiseAbs().maxCoeff() < 1e-5f);
       CHECK(spread(ctx) < 1e-3 * spread0);
       const auto m = metrics(a);
@@ -182,7 +184,7 @@ TEST_SUITE("gossip") {
         a = std::make_unique<SwarmSgd>(p, AlgorithmSetup{8, kDim, &t});
       else
         a = std::make_unique<AdPsgd>(p, AlgorithmSetup{8, kDim, &t});
-      ScriptedContext ctx(t, kDim, 7);
+      ScriptedContext ctx(t, kDim, 7, kRandomTimes);
       ctx.gradient = [&](int, std::span<const float>, std::span<float> out) { as_vec(out) = g; };
       set_random_models(ctx, 1.0, 10);
       const Vec mean0 = mean_of(ctx);
@@ -196,7 +198,7 @@ TEST_SUITE("gossip") {
         const Vec expect = mean0 - 0.01f * steps / 8.0f * g;
         worst = std::max(worst, (eval(*a, ctx) - expect).cwiseAbs().maxCoeff());
       };
-      ctx.run(*a, 2.0);
+      ctx.run_for(*a, 2.0);
       CHECK(total(ctx.updates) > 500);
       CHECK(checks > 20);
       CHECK(worst < 1e-4f);
@@ -209,9 +211,9 @@ TEST_SUITE("gossip") {
       CAPTURE(scale);
       SwarmSgd a(yaml("{lr: 0.1, compressor: {kind: lattice, bits: 8, side: 1.0e-4}}"),
                  {8, kDim, &t});
-      ScriptedContext ctx(t, kDim, 8);
+      ScriptedContext ctx(t, kDim, 8, kRandomTimes);
       set_random_models(ctx, scale, 11);
-      ctx.run(a, 1.0);
+      ctx.run_for(a, 1.0);
       const auto m = metrics(a);
       CHECK(m.at("bits_per_coordinate") == 8.0);
       CHECK(m.at("quantization_error") <= 0.5e-4 * std::sqrt(double(kDim)));
@@ -229,11 +231,11 @@ TEST_SUITE("gossip") {
       CAPTURE(c);
       const Topology t = topology("ring", 8);
       ChocoSgd a(yaml(std::string("{lr: 0.1, gamma: 0.3, compressor: ") + c + "}"), {8, kDim, &t});
-      ScriptedContext ctx(t, kDim, 9);
+      ScriptedContext ctx(t, kDim, 9, kRandomTimes);
       set_random_models(ctx, 1.0, 12);
       const Vec mean0 = mean_of(ctx);
       const double spread0 = spread(ctx);
-      ctx.run(a, 10.0);
+      ctx.run_for(a, 10.0);
       CHECK((mean_of(ctx) - mean0).cwiseAbs().maxCoeff() < 1e-4f);
       CHECK(spread(ctx) < 1e-2 * spread0);
       const auto m = metrics(a);
