@@ -119,6 +119,7 @@ void GossipProtocol::start(Context& ctx) {
         nodes_[index(i)].latest[k] = initial[index(nb[k])];
     }
   }
+  prepare(ctx);
   for (int i = 0; i < ctx.num_nodes(); ++i) {
     Node& s = nodes_[index(i)];
     s.out = new_message(ctx);
@@ -167,8 +168,9 @@ void GossipProtocol::release(Context& ctx, int node) {
 void GossipProtocol::finish_step(Context& ctx, int node) {
   Node& s = nodes_[index(node)];
   const RoundMixing row = mixing_->at(s.round, node);
+  const std::int64_t bytes = message_bytes(node);
   for (int j : row.out)
-    ctx.send(node, j, MessageInfo{kGossip, s.round + (async_ ? 1 : 0), s.round}, s.out);
+    ctx.send(node, j, MessageInfo{kGossip, s.round + (async_ ? 1 : 0), s.round}, s.out, bytes);
 
   if (async_) {
     ++s.round;

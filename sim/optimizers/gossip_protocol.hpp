@@ -13,9 +13,9 @@
 
 namespace dtsim {
 
-// Gossip methods (dsgd, qg-dsgdm, d2, gradient tracking, momentum tracking, DecentLaM) run
-// the same loop at every node; only the vector math differs, and that is what a subclass
-// writes, in two hooks that run inside the node's gradient task:
+// Gossip methods (dsgd, qg-dsgdm, d2, gradient tracking, momentum tracking, DecentLaM,
+// CHOCO-SGD) run the same loop at every node; only the vector math differs, and that is
+// what a subclass writes, in two hooks that run inside the node's gradient task:
 //   local_step(t): right after the gradient of step t at x^t: fill the message vectors
 //                  (outgoing(node, k), `vectors` of them, each d floats) and node state.
 //   combine(t):    at the start of step t+1, with round t's messages from the in-neighbours
@@ -74,6 +74,12 @@ protected:
   virtual bool ready_to_send(Context&, int /*node*/) { return true; }
   virtual void on_control_message(Context& ctx, const Message& msg);
   void release(Context& ctx, int node);
+  // Engine thread, at time 0 before the first gradients start: state that needs the other
+  // nodes' initial models or the node's random stream (CHOCO's public estimates).
+  virtual void prepare(Context& /*ctx*/) {}
+  // Engine thread, once per finished step before its messages go out: their wire size
+  // (payload and envelope); < 0 means dense float32, as Context::send.
+  virtual std::int64_t message_bytes(int /*node*/) { return -1; }
 
   // --- for the hooks ---
   // Message vector k of the step in progress (writable in local_step, and on the engine

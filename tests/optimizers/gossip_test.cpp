@@ -9,6 +9,7 @@
 #include "support/config_error.hpp"
 #include "support/scripted_context.hpp"
 #include "topologies/make_topology.hpp"
+#include "topologies/one_peer_exponential.hpp"
 
 #include <cmath>
 #include <doctest/doctest.h>
@@ -252,5 +253,18 @@ TEST_SUITE("gossip") {
             ChocoSgd a(yaml("{compressor: {kind: sign, error_feedback: true}}"), {8, kDim, &t});
           }).find("compressor.error_feedback: expected no error_feedback key") !=
           std::string::npos);
+  }
+
+  TEST_CASE("ChocoSgd: asynchronous rounds and time-varying graphs are refused") {
+    const Topology t = topology("ring", 8);
+    CHECK(testing::config_error_of([&] {
+            ChocoSgd a(yaml("{mode: async}"), {8, kDim, &t});
+          }).find("mode: expected sync: choco-sgd's s_i") != std::string::npos);
+    const OnePeerExponential one_peer(8);
+    AlgorithmSetup setup{8, kDim, &t};
+    setup.mixing = &one_peer;
+    CHECK(testing::config_error_of([&] { ChocoSgd a(yaml("{}"), setup); })
+              .find("choco-sgd keeps s_i = sum_j W_ij xhat_j for one fixed W (topology "
+                    "one_peer_exponential is time-varying)") != std::string::npos);
   }
 }
