@@ -5,6 +5,7 @@
 #include "sim/core/errors.hpp"
 #include "sim/core/registry.hpp"
 #include "sim/core/rng.hpp"
+#include "sim/core/text_rows.hpp"
 #include "topologies/davis_southern_women.hpp"
 #include "topologies/mixing.hpp"
 
@@ -13,8 +14,6 @@
 #include <boost/graph/connected_components.hpp>
 #include <cmath>
 #include <cstddef>
-#include <fstream>
-#include <sstream>
 
 namespace dtsim {
 namespace {
@@ -168,31 +167,24 @@ Edges social_edges(const Params& p, int n, std::uint64_t) {
 // A user graph: one undirected edge "i j" (0-based node ids) per line; '#' starts a comment.
 Edges file_edges(const Params& p, int n, std::uint64_t) {
   const std::string path = p.text("file");
-  std::ifstream in(path);
-  if (!in)
+  const auto rows = read_text_rows(path);
+  if (!rows)
     p.fail("file", "cannot open edge-list file " + path);
   Edges e;
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    line = line.substr(0, line.find('#'));
-    std::istringstream fields(line);
-    long long i = 0, j = 0;
-    std::string rest;
-    if (!(fields >> i)) {
-      if (line.find_first_not_of(" \t\r") == std::string::npos)
-        continue; // blank or comment-only line
-      p.fail("file", path + ":" + std::to_string(number) + ": expected two node ids 'i j', got '" +
-                         line + "'");
-    }
-    if (!(fields >> j) || (fields >> rest))
-      p.fail("file", path + ":" + std::to_string(number) + ": expected two node ids 'i j', got '" +
-                         line + "'");
+  for (const TextRow& r : *rows) {
+    const bool pair = r.fields.size() == 2;
+    const auto a = pair ? parse_integer(r.fields[0]) : std::nullopt;
+    const auto b = pair ? parse_integer(r.fields[1]) : std::nullopt;
+    const std::string where = path + ":" + std::to_string(r.line) + ": ";
+    if (!a || !b)
+      p.fail("file", where + "expected two node ids 'i j', got '" + r.text + "'");
+    const long long i = *a, j = *b;
     if (i < 0 || j < 0 || i >= n || j >= n)
-      p.fail("file", path + ":" + std::to_string(number) + ": node id out of range [0, " +
-                         std::to_string(n - 1) + "] for nodes = " + std::to_string(n));
+      p.fail("file", where + "node id out of range [0, " + std::to_string(n - 1) +
+                         "] for nodes = " + std::to_string(n));
     if (i == j)
-      p.fail("file", path + ":" + std::to_string(number) + ": self-loop " + std::to_string(i) +
-                         " -- " + std::to_string(j) + " (self weights come from the mixing rule)");
+      p.fail("file", where + "self-loop " + std::to_string(i) + " -- " + std::to_string(j) +
+                         " (self weights come from the mixing rule)");
     e.emplace_back(static_cast<int>(std::min(i, j)), static_cast<int>(std::max(i, j)));
   }
   std::sort(e.begin(), e.end());

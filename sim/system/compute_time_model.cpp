@@ -2,11 +2,11 @@
 // Compute-time distributions, heterogeneous speeds and stragglers.
 #include "sim/system/compute_time_model.hpp"
 
+#include "sim/core/text_rows.hpp"
+
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <numeric>
-#include <sstream>
 
 namespace dtsim {
 
@@ -70,37 +70,33 @@ ComputeTimeModel::ComputeTimeModel(const Params& p, int nodes, std::uint64_t see
 
 void ComputeTimeModel::read_trace(const Params& p, int nodes) {
   const std::string path = p.text("file");
-  std::ifstream in(path);
-  if (!in)
+  const auto rows = read_text_rows(path);
+  if (!rows)
     p.fail("file", "cannot open compute-time trace " + path + " (CSV rows 'node,seconds')");
   trace_.assign(static_cast<std::size_t>(nodes), {});
   trace_pos_.assign(static_cast<std::size_t>(nodes), 0);
-  std::string line;
   double sum = 0.0;
   std::size_t count = 0;
-  for (int number = 1; std::getline(in, line); ++number) {
-    line = line.substr(0, line.find('#'));
-    if (line.find_first_not_of(" \t\r") == std::string::npos)
-      continue;
-    std::replace(line.begin(), line.end(), ',', ' ');
-    std::istringstream fields(line);
-    long long node = 0;
-    double seconds = 0;
-    std::string rest;
-    if (!(fields >> node >> seconds) || (fields >> rest)) {
-      if (count == 0 && number == 1)
+  for (const TextRow& r : *rows) {
+    const bool pair = r.fields.size() == 2;
+    const auto node = pair ? parse_integer(r.fields[0]) : std::nullopt;
+    const auto seconds = pair ? parse_number(r.fields[1]) : std::nullopt;
+    const std::string where = path + ":" + std::to_string(r.line) + ": ";
+    if (!node || !seconds) {
+      if (r.line == 1)
         continue; // a header line
-      p.fail("file",
-             path + ":" + std::to_string(number) + ": expected 'node,seconds', got '" + line + "'");
+      p.fail("file", where + "expected 'node,seconds', got '" + r.text + "'");
     }
-    if (node < 0 || node >= nodes)
-      p.fail("file", path + ":" + std::to_string(number) + ": node " + std::to_string(node) +
-                         " out of range [0, " + std::to_string(nodes - 1) + "]");
-    if (!(seconds > 0) || !std::isfinite(seconds))
-      p.fail("file", path + ":" + std::to_string(number) + ": expected seconds > 0, got " +
-                         format_number(seconds));
-    trace_[static_cast<std::size_t>(node)].push_back(seconds);
-    sum += seconds;
+    // value_or: the values are there (fail does not return); GCC 12 cannot see it.
+    const long long id = node.value_or(-1);
+    const double secs = seconds.value_or(0.0);
+    if (id < 0 || id >= nodes)
+      p.fail("file", where + "node " + std::to_string(id) + " out of range [0, " +
+                         std::to_string(nodes - 1) + "]");
+    if (!(secs > 0) || !std::isfinite(secs))
+      p.fail("file", where + "expected seconds > 0, got " + format_number(secs));
+    trace_[static_cast<std::size_t>(id)].push_back(secs);
+    sum += secs;
     ++count;
   }
   for (int i = 0; i < nodes; ++i)

@@ -2,10 +2,10 @@
 // Sender-side (and optional receiver-side) FIFO links with per-link latency and bandwidth.
 #include "sim/system/network_model.hpp"
 
+#include "sim/core/text_rows.hpp"
+
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 namespace dtsim {
 
@@ -26,26 +26,18 @@ NetworkModel::NetworkModel(const Params& p, int endpoints, std::uint64_t seed)
 
 void NetworkModel::read_latency_matrix(const Params& p) {
   const std::string path = p.text("latency_matrix");
-  std::ifstream in(path);
-  if (!in)
+  const auto text = read_text_rows(path);
+  if (!text)
     p.fail("latency_matrix", "cannot open latency matrix " + path);
   std::vector<std::vector<double>> rows;
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    line = line.substr(0, line.find('#'));
-    if (line.find_first_not_of(" \t\r") == std::string::npos)
-      continue;
-    std::replace(line.begin(), line.end(), ',', ' ');
-    std::istringstream fields(line);
+  for (const TextRow& r : *text) {
     std::vector<double> row;
-    std::string cell;
-    while (fields >> cell) {
-      char* end = nullptr;
-      const double x = std::strtod(cell.c_str(), &end);
-      if (end == cell.c_str() || *end != '\0' || !std::isfinite(x) || x < 0)
-        p.fail("latency_matrix", path + ":" + std::to_string(number) +
+    for (const std::string& cell : r.fields) {
+      const auto x = parse_number(cell);
+      if (!x || !std::isfinite(*x) || *x < 0)
+        p.fail("latency_matrix", path + ":" + std::to_string(r.line) +
                                      ": expected latencies in seconds >= 0, got '" + cell + "'");
-      row.push_back(x);
+      row.push_back(*x);
     }
     rows.push_back(std::move(row));
   }

@@ -53,7 +53,7 @@ TEST_SUITE("system") {
   TEST_CASE("ComputeTimeModel: trace errors name the file and line") {
     const std::string bad = trace_file("0,0.5\n1,x\n");
     CHECK(error_of("dist: trace\nfile: " + bad + "\n", 2) ==
-          "s.yaml:2: file: " + bad + ":2: expected 'node,seconds', got '1 x'");
+          "s.yaml:2: file: " + bad + ":2: expected 'node,seconds', got '1,x'");
     const std::string range = trace_file("0,0.5\n3,1\n");
     CHECK(
         error_of("dist: trace\nfile: " + range + "\n", 2).find(":2: node 3 out of range [0, 1]") !=

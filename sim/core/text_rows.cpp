@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+#include "sim/core/text_rows.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+
+namespace dtsim {
+
+std::optional<std::vector<TextRow>> read_text_rows(const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    return std::nullopt;
+  std::vector<TextRow> rows;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    line.erase(std::min(line.find('#'), line.size()));
+    line.erase(line.find_last_not_of(" \t\r") + 1); // npos + 1 == 0: all blank
+    TextRow row{number, line, {}};
+    std::size_t pos = 0;
+    while ((pos = line.find_first_not_of(", \t\r", pos)) != std::string::npos) {
+      const std::size_t end = line.find_first_of(", \t\r", pos);
+      row.fields.push_back(line.substr(pos, end - pos));
+      pos = end;
+    }
+    if (!row.fields.empty())
+      rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::optional<double> parse_number(const std::string& field) {
+  char* end = nullptr;
+  const double x = std::strtod(field.c_str(), &end);
+  if (field.empty() || *end != '\0')
+    return std::nullopt;
+  return x;
+}
+
+std::optional<long long> parse_integer(const std::string& field) {
+  char* end = nullptr;
+  errno = 0;
+  const long long x = std::strtoll(field.c_str(), &end, 10);
+  if (field.empty() || *end != '\0' || errno == ERANGE)
+    return std::nullopt;
+  return x;
+}
+
+} // namespace dtsim
