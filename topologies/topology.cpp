@@ -118,17 +118,15 @@ int compute_diameter(const std::vector<std::vector<int>>& nb) {
   return diameter;
 }
 
-// 1 - max(|lambda_2|, |lambda_n|) of the symmetric W, whose largest eigenvalue is 1.
-double compute_spectral_gap(const Eigen::MatrixXd& w) {
-  const Eigen::Index n = w.rows();
-  if (n == 1)
-    return 1.0;
+// The ascending eigenvalues of the symmetric W, whose largest is 1.
+Eigen::VectorXd eigenvalues(const Eigen::MatrixXd& w) {
   const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(w, Eigen::EigenvaluesOnly);
   DTSIM_ASSERT(solver.info() == Eigen::Success,
                "eigenvalues of the mixing matrix did not converge");
-  const Eigen::VectorXd& ev = solver.eigenvalues(); // ascending
-  DTSIM_ASSERT(std::fabs(ev(n - 1) - 1.0) < 1e-9, "a doubly stochastic W has largest eigenvalue 1");
-  return 1.0 - std::max(std::fabs(ev(n - 2)), std::fabs(ev(0)));
+  const Eigen::VectorXd& ev = solver.eigenvalues();
+  DTSIM_ASSERT(std::fabs(ev(ev.size() - 1) - 1.0) < 1e-9,
+               "a doubly stochastic W has largest eigenvalue 1");
+  return ev;
 }
 
 } // namespace
@@ -145,7 +143,10 @@ Topology::Topology(std::string name, std::vector<std::vector<int>> neighbors,
     for (int j : neighbors_[i])
       weights_[i].push_back(mixing_(static_cast<Eigen::Index>(i), j));
   diameter_ = compute_diameter(neighbors_);
-  spectral_gap_ = compute_spectral_gap(mixing_);
+  const Eigen::VectorXd ev = eigenvalues(mixing_);
+  const Eigen::Index n = ev.size();
+  spectral_gap_ = n == 1 ? 1.0 : 1.0 - std::max(std::fabs(ev(n - 2)), std::fabs(ev(0)));
+  min_eigenvalue_ = ev(0);
 }
 
 int Topology::min_degree() const {

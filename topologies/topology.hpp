@@ -26,9 +26,10 @@ public:
 
   int min_degree() const;
   int max_degree() const;
-  int diameter() const;                                 // hops; computed once at construction
-  double spectral_gap() const { return spectral_gap_; } // 1 - max(|lambda_2|, |lambda_n|)
-  std::size_t num_edges() const;                        // undirected edges
+  int diameter() const;                                     // hops; computed once at construction
+  double spectral_gap() const { return spectral_gap_; }     // 1 - max(|lambda_2|, |lambda_n|)
+  double min_eigenvalue() const { return min_eigenvalue_; } // lambda_n of W (1 for n = 1)
+  std::size_t num_edges() const;                            // undirected edges
 
 private:
   std::string name_;
@@ -37,6 +38,7 @@ private:
   Eigen::MatrixXd mixing_;
   int diameter_ = 0;
   double spectral_gap_ = 0.0;
+  double min_eigenvalue_ = 1.0;
 };
 
 } // namespace dtsim

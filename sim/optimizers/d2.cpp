@@ -2,7 +2,10 @@
 // D2: the corrected half step and plain mixing.
 #include "sim/optimizers/d2.hpp"
 
+#include "topologies/topology.hpp"
+
 #include <algorithm>
+#include <cstdio>
 
 namespace dtsim {
 namespace {
@@ -22,6 +25,18 @@ GossipProtocol::Options d2_options() {
 D2::D2(const Params& p, const AlgorithmSetup& setup)
     : GossipProtocol(p, setup, d2_options()),
       weight_decay_(static_cast<float>(p.number("weight_decay", 0.0, Range::non_negative()))) {
+  // Without gradients, D2 on an eigenvector of W with eigenvalue l < 0 is y' = l(2y - y_prev),
+  // with root l - sqrt(l^2 - l) of modulus < 1 iff l > -1/3: at -1/3 the mode never decays.
+  const double lmin = setup.topology->min_eigenvalue();
+  if (lmin <= -1.0 / 3.0 + 1e-9) {
+    char shown[32];
+    std::snprintf(shown, sizeof shown, "%.6g", lmin);
+    p.fail("name", "d2 needs the smallest eigenvalue of W above -1/3, but this " +
+                       setup.topology->name() + " of " + std::to_string(setup.nodes) +
+                       " nodes has " + shown +
+                       " (an even ring with Metropolis weights has exactly -1/3); use an odd "
+                       "ring or another graph");
+  }
   const auto d = static_cast<Eigen::Index>(setup.num_params);
   x_prev_.assign(static_cast<std::size_t>(setup.nodes), Vec::Zero(d));
   g_prev_.assign(static_cast<std::size_t>(setup.nodes), Vec::Zero(d));

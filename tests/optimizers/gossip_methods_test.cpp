@@ -298,6 +298,11 @@ TEST_SUITE("optimizers") {
     CHECK(testing::config_error_of([&] { make_algorithm("d2", setup_for(ring, 3, &one_peer)); }) ==
           "test.yaml:2: name: d2 needs one fixed mixing matrix (topology "
           "one_peer_exponential is time-varying); use a static topology");
+    // An even ring's Metropolis W has eigenvalue -1/3: D2's consensus mode would never decay.
+    CHECK(testing::config_error_of([&] { make_algorithm("d2", setup_for(ring, 3)); }) ==
+          "test.yaml:2: name: d2 needs the smallest eigenvalue of W above -1/3, but this ring of "
+          "4 nodes has -0.333333 (an even ring with Metropolis weights has exactly -1/3); use an "
+          "odd ring or another graph");
     CHECK(testing::config_error_of([&] {
             make_algorithm("dsgd", setup_for(ring, 3, &one_peer), {{"mode", "async"}});
           }).find("test.yaml:3: mode: expected sync: async gossip mixes with the freshest copy") ==

@@ -112,7 +112,9 @@ TEST_SUITE("topologies") {
       const double lambdan = (1.0 + 2.0 * std::cos(2.0 * std::numbers::pi * (n / 2) / n)) / 3.0;
       CHECK(t.spectral_gap() ==
             doctest::Approx(1.0 - std::max(lambda2, std::fabs(lambdan))).epsilon(1e-12));
+      CHECK(t.min_eigenvalue() == doctest::Approx(lambdan).epsilon(1e-12));
     }
+    CHECK(build({}, 8).min_eigenvalue() == doctest::Approx(-1.0 / 3.0).epsilon(1e-12));
   }
 
   TEST_CASE("Ring: 16 nodes have degree 2, diameter 8 and gap 0.050747") {
