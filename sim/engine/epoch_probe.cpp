@@ -13,16 +13,20 @@ namespace dtsim {
 namespace {
 constexpr std::size_t kLossChunk = 256;
 constexpr std::size_t kGroup = 16; // herding chunks in flight at once
-// Per-example buffer per thread: small enough to stay in L2 while the prefix sum reads it.
-constexpr std::size_t kPerExampleFloats = 256u << 10; // 1 MiB
+// Per-example buffer per thread: small enough to stay in L2 while the prefix sum reads it
+// (1 MiB), but at least 32 examples: both passes run the model on one chunk at a time, and
+// its batched kernels (LeNet's blocks of 8 examples, the dense GEMMs) waste most of their
+// work on chunks of 2 or 4. Large models then stream the buffer from memory once.
+constexpr std::size_t kPerExampleFloats = 256u << 10;
+constexpr std::size_t kMinHerdingChunk = 32;
 } // namespace
 
 EpochProbe::EpochProbe(const Model& model, const Dataset& train, const Partition& partition,
                        int batch_size, bool herding)
     : model_(model), train_(train), partition_(partition), batch_size_(batch_size),
-      herding_(herding),
-      herding_chunk_(static_cast<int>(std::clamp<std::size_t>(
-          kPerExampleFloats / std::max<std::size_t>(1, model.num_params()), 2, 256))),
+      herding_(herding), herding_chunk_(static_cast<int>(std::clamp<std::size_t>(
+                             kPerExampleFloats / std::max<std::size_t>(1, model.num_params()),
+                             kMinHerdingChunk, kLossChunk))),
       max_batch_(static_cast<int>(kLossChunk)) {
   DTSIM_ASSERT(!herding || model.supports_per_example_grads(),
                "the herding bound needs per-example gradients");

@@ -36,7 +36,8 @@ public:
   double herding_bound(std::span<const float> params,
                        std::span<const std::span<const std::uint32_t>> orders);
 
-  // Examples per herding chunk: per-thread per-example buffers stay near 16 MiB.
+  // Examples per herding chunk: per-thread per-example buffers of about 1 MiB, but at least
+  // 32 examples and at most 256.
   int herding_chunk() const { return herding_chunk_; }
   // Scratch held so far (all threads), for the memory report.
   std::size_t scratch_bytes() const;
