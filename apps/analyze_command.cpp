@@ -234,7 +234,8 @@ int analyze_command(const std::vector<std::string>& args) {
       if (all[c].rfind("acc_", 0) == 0 && all[c] != "acc_mean") {
         gains.push_back(c);
         header.push_back("gain_" + all[c].substr(4) + "_%");
-      } else if (all[c] == "epoch_train_loss" || all[c].rfind("herding_bound", 0) == 0) {
+      } else if (all[c].rfind("epoch_train_loss", 0) == 0 ||
+                 all[c].rfind("herding_bound", 0) == 0) {
         gains.push_back(c);
         header.push_back("gain_" + all[c] + "_%");
       }

@@ -43,7 +43,7 @@ TEST_SUITE("analysis") {
     dtsim::TraceContents t;
     t.text_attributes["status"] = "completed";
     t.number_attributes["order_bytes"] = 1234;
-    t.epochs["train_loss"] = {0.9, 0.5, 0.4};
+    t.epochs["train_loss"] = {0.9, 0.5, 0.4, 0.2, 0.6};
     t.epochs["test_accuracy"] = {0.6, 0.7, 0.75};
     t.epochs["herding_bound"] = {4.0, 2.0, 3.0};
     const RunRow r = summarize_run("e.h5", t, 0.8);
@@ -52,7 +52,8 @@ TEST_SUITE("analysis") {
       return r.values[static_cast<std::size_t>(std::find(cols.begin(), cols.end(), name) -
                                                cols.begin())];
     };
-    CHECK(value("epoch_train_loss") == 0.4);
+    CHECK(value("epoch_train_loss") == 0.6);
+    CHECK(value("epoch_train_loss_2nd_half") == doctest::Approx(0.4)); // epochs 3..5
     CHECK(value("epoch_test_acc") == 0.75);
     CHECK(value("herding_bound") == 3.0);
     CHECK(value("herding_bound_mean") == doctest::Approx(2.5)); // epochs 2 and 3
