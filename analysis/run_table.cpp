@@ -5,8 +5,10 @@
 #include "analysis/stability.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace dtsim::analysis {
 namespace {
@@ -42,6 +44,16 @@ double mean_finite(const std::vector<double>& v, std::size_t first) {
       ++n;
     }
   return n > 0 ? s / n : kNaN;
+}
+
+// The whole text as a number, or nothing.
+std::optional<double> as_number(const std::string& text) {
+  double value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end)
+    return std::nullopt;
+  return value;
 }
 
 double attr(const TraceContents& t, const std::string& name) {
@@ -160,6 +172,17 @@ RunRow summarize_run(const std::string& path, const TraceContents& t, double tar
   return row;
 }
 
+bool natural_less(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  for (std::size_t k = 0; k < std::min(a.size(), b.size()); ++k) {
+    const auto x = as_number(a[k]), y = as_number(b[k]);
+    if (x && y && *x != *y)
+      return *x < *y;
+    if (!(x && y) && a[k] != b[k])
+      return a[k] < b[k];
+  }
+  return a.size() < b.size();
+}
+
 std::vector<GroupRow> group_rows(const std::vector<RunRow>& rows) {
   std::vector<GroupRow> groups;
   std::vector<std::vector<const RunRow*>> members;
@@ -191,6 +214,9 @@ std::vector<GroupRow> group_rows(const std::vector<RunRow>& rows) {
       groups[g].std.push_back(n > 0 ? std::sqrt(std::max(0.0, s2 / n - m * m)) : kNaN);
     }
   }
+  std::stable_sort(groups.begin(), groups.end(), [](const GroupRow& a, const GroupRow& b) {
+    return natural_less(a.group, b.group);
+  });
   return groups;
 }
 

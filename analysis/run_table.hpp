@@ -24,9 +24,9 @@ struct RunRow {
 // staleness, wall time and simulated/wall ratio, simulated time, bytes to `target`, waiting
 // per computing time (all nodes) and payload bits per coordinate (gossip methods); from the
 // per-epoch table (eval.per_epoch): the last epoch's node-data training loss and test
-// accuracy, the last herding bound and its mean over the epochs after the first (whose order
-// is the same D-RR permutation for every orderer); and the example orderer's coordination
-// bytes.
+// accuracy, the mean training loss over the second half of the epochs, the last herding
+// bound and its mean over the epochs after the first (whose order is the same D-RR
+// permutation for every orderer); and the example orderer's coordination bytes.
 const std::vector<std::string>& run_columns();
 
 RunRow summarize_run(const std::string& path, const TraceContents& trace, double target);
@@ -38,7 +38,11 @@ struct GroupRow {
   std::vector<double> std;  // population std over the group's runs
 };
 
-// Rows with equal `group` values, in order of first appearance.
+// Rows with equal `group` values, sorted by their values in natural order: key by key,
+// numerically where both values are numbers (4 < 16), otherwise as text.
 std::vector<GroupRow> group_rows(const std::vector<RunRow>& rows);
+
+// The order group_rows sorts by.
+bool natural_less(const std::vector<std::string>& a, const std::vector<std::string>& b);
 
 } // namespace dtsim::analysis

@@ -22,7 +22,7 @@ for m in "${models[@]}"; do
   "$dtsim" sweep "scenarios/ordering/$m.yaml" --jobs "$jobs" --resume
   # Per (n, order): mean ± std over seeds, and the reduction vs D-RR at the same n, in %.
   "$dtsim" analyze "$out" --by nodes,data.order.kind --baseline data.order.kind=random \
-    --columns epoch_train_loss,epoch_test_acc,herding_bound,herding_bound_mean,order_bytes,wall_s \
+    --columns epoch_train_loss,epoch_train_loss_2nd_half,epoch_test_acc,herding_bound_mean,order_bytes,wall_s \
     --markdown | tee "docs/ordering-$m-table.md"
   "$dtsim" analyze "$out" --by nodes,data.order.kind,seed --csv "docs/ordering-$m.csv" > /dev/null
   for y in train_loss herding_bound test_accuracy; do
@@ -30,7 +30,7 @@ for m in "${models[@]}"; do
       --colour data.order.kind -o "docs/img/ordering-$m-$y" \
       $([ "$y" = herding_bound ] && echo --logy)
   done
-  for measure in epoch_train_loss herding_bound_mean; do
+  for measure in epoch_train_loss epoch_train_loss_2nd_half herding_bound_mean; do
     "$python" analysis/plot.py "docs/ordering-$m.csv" --vs nodes --measure "$measure" \
       --colour data.order.kind -o "docs/img/ordering-$m-$measure-vs-nodes"
   done

@@ -39,6 +39,25 @@ TEST_SUITE("analysis") {
 #include "analysis/run_table.hpp"
 
 TEST_SUITE("analysis") {
+  TEST_CASE("run_table: groups in natural order, numbers by value") {
+    using Key = std::vector<std::string>;
+    CHECK(natural_less(Key{"4", "random"}, Key{"16", "cd-grab"}));
+    CHECK_FALSE(natural_less(Key{"16", "cd-grab"}, Key{"4", "random"}));
+    CHECK(natural_less(Key{"16", "cd-grab"}, Key{"16", "random"}));
+    CHECK(natural_less(Key{"0.1"}, Key{"1e0"}));
+    CHECK(natural_less(Key{"16"}, Key{"4x"})); // "4x" is text: compared as text
+    CHECK_FALSE(natural_less(Key{"8"}, Key{"8"}));
+    std::vector<RunRow> rows;
+    for (const char* n : {"16", "4", "64", "8"})
+      rows.push_back(RunRow{"", "completed", {n}, std::vector<double>(run_columns().size(), 1.0)});
+    const auto groups = group_rows(rows);
+    REQUIRE(groups.size() == 4);
+    CHECK(groups[0].group == Key{"4"});
+    CHECK(groups[1].group == Key{"8"});
+    CHECK(groups[2].group == Key{"16"});
+    CHECK(groups[3].group == Key{"64"});
+  }
+
   TEST_CASE("run_table: per-epoch figures (train loss, herding bound, order bytes)") {
     dtsim::TraceContents t;
     t.text_attributes["status"] = "completed";
@@ -102,9 +121,9 @@ TEST_SUITE("analysis") {
     other.group = {"asgd"};
     const auto groups = group_rows({r, r2, other});
     REQUIRE(groups.size() == 2);
-    CHECK(groups[0].runs == 2);
-    CHECK(groups[0].mean[0] == doctest::Approx(r.values[0] + 0.1));
-    CHECK(groups[0].std[0] == doctest::Approx(0.1));
-    CHECK(groups[1].group == std::vector<std::string>{"asgd"});
+    CHECK(groups[0].group == std::vector<std::string>{"asgd"}); // sorted, not as they came
+    CHECK(groups[1].runs == 2);
+    CHECK(groups[1].mean[0] == doctest::Approx(r.values[0] + 0.1));
+    CHECK(groups[1].std[0] == doctest::Approx(0.1));
   }
 }
