@@ -2,7 +2,8 @@
 # Runs the example-ordering study of docs/ordering-study.md and makes its tables and plots:
 # D-RR (random) vs independent balancing (id-grab) vs CD-GraB, n = 4..64, 3 seeds, per model.
 # Resumable (dtsim sweep --resume). Usage:
-#   scripts/ordering_study.sh [softmax|lenet|all] [BUILD_DIR] [JOBS]   (default: softmax build/release 2)
+#   scripts/ordering_study.sh [softmax|lenet|lenet-lr|all] [BUILD_DIR] [JOBS]
+# (default: softmax build/release 2); lenet-lr is the step-size check at n = 64.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which="${1:-softmax}"
@@ -13,8 +14,9 @@ python=/usr/bin/python3
 case "$which" in
   softmax) models=(softmax) ;;
   lenet) models=(lenet) ;;
+  lenet-lr) models=() ;;
   all) models=(softmax lenet) ;;
-  *) echo "usage: $0 [softmax|lenet|all] [BUILD_DIR] [JOBS]" >&2; exit 2 ;;
+  *) echo "usage: $0 [softmax|lenet|lenet-lr|all] [BUILD_DIR] [JOBS]" >&2; exit 2 ;;
 esac
 mkdir -p docs/img
 for m in "${models[@]}"; do
@@ -35,3 +37,11 @@ for m in "${models[@]}"; do
       --colour data.order.kind -o "docs/img/ordering-$m-$measure-vs-nodes"
   done
 done
+if [ "$which" = lenet-lr ] || [ "$which" = all ]; then
+  "$dtsim" sweep scenarios/ordering/lenet-lr.yaml --jobs "$jobs" --resume
+  # The lr 0.01 runs of the main grid at n = 64 (seeds 1, 2) join as the middle step size.
+  "$dtsim" analyze runs/ordering-lenet-lr runs/ordering-lenet/seed=[12]_nodes=64_order=[rc]* \
+    --by algorithm.lr,data.order.kind --baseline data.order.kind=random --markdown \
+    --columns epoch_train_loss,epoch_train_loss_2nd_half,epoch_test_acc,herding_bound_mean \
+    | tee docs/ordering-lenet-lr-table.md
+fi
