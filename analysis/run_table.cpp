@@ -190,7 +190,7 @@ std::vector<GroupRow> group_rows(const std::vector<RunRow>& rows) {
     auto it = std::find_if(groups.begin(), groups.end(),
                            [&](const GroupRow& g) { return g.group == r.group; });
     if (it == groups.end()) {
-      groups.push_back(GroupRow{r.group, 0, {}, {}});
+      groups.push_back(GroupRow{r.group, 0, {}, {}, {}});
       members.emplace_back();
       it = groups.end() - 1;
     }
@@ -212,6 +212,7 @@ std::vector<GroupRow> group_rows(const std::vector<RunRow>& rows) {
       const double m = n > 0 ? s / n : kNaN;
       groups[g].mean.push_back(m);
       groups[g].std.push_back(n > 0 ? std::sqrt(std::max(0.0, s2 / n - m * m)) : kNaN);
+      groups[g].counted.push_back(static_cast<std::size_t>(n));
     }
   }
   std::stable_sort(groups.begin(), groups.end(), [](const GroupRow& a, const GroupRow& b) {

@@ -36,6 +36,9 @@ struct GroupRow {
   std::size_t runs = 0;
   std::vector<double> mean; // aligned with run_columns(); NaN values are skipped
   std::vector<double> std;  // population std over the group's runs
+  // Runs with a finite value, per column: a time to target averages only the runs that
+  // reached it, and a reader must see how many did.
+  std::vector<std::size_t> counted;
 };
 
 // Rows with equal `group` values, sorted by their values in natural order: key by key,

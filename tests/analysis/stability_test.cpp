@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <doctest/doctest.h>
 #include <vector>
 
@@ -125,5 +126,16 @@ TEST_SUITE("analysis") {
     CHECK(groups[1].runs == 2);
     CHECK(groups[1].mean[0] == doctest::Approx(r.values[0] + 0.1));
     CHECK(groups[1].std[0] == doctest::Approx(0.1));
+    CHECK(groups[1].counted[0] == 2);
+    // A column only some runs have (here: one of two) counts only those.
+    const std::size_t t_col = static_cast<std::size_t>(
+        std::find(cols.begin(), cols.end(), "time_to_target_s") - cols.begin());
+    RunRow missed = r;
+    missed.values[t_col] = std::numeric_limits<double>::quiet_NaN();
+    const auto partial = group_rows({r, missed});
+    REQUIRE(partial.size() == 1);
+    CHECK(partial[0].runs == 2);
+    CHECK(partial[0].counted[t_col] == 1);
+    CHECK(partial[0].mean[t_col] == doctest::Approx(4.0));
   }
 }
