@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <doctest/doctest.h>
+#include <limits>
 #include <vector>
 
 using namespace dtsim::analysis;
