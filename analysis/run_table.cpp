@@ -174,11 +174,17 @@ RunRow summarize_run(const std::string& path, const TraceContents& t, double tar
 
 bool natural_less(const std::vector<std::string>& a, const std::vector<std::string>& b) {
   for (std::size_t k = 0; k < std::min(a.size(), b.size()); ++k) {
+    // Numbers by value before any text, text by characters: mixing the two rules within
+    // one comparison would not be a strict weak order (2 < 10 < "1x" < 2).
     const auto x = as_number(a[k]), y = as_number(b[k]);
-    if (x && y && *x != *y)
-      return *x < *y;
-    if (!(x && y) && a[k] != b[k])
+    if (x && y) {
+      if (*x != *y)
+        return *x < *y;
+    } else if (x || y) {
+      return x.has_value();
+    } else if (a[k] != b[k]) {
       return a[k] < b[k];
+    }
   }
   return a.size() < b.size();
 }

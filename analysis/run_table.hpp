@@ -42,7 +42,7 @@ struct GroupRow {
 };
 
 // Rows with equal `group` values, sorted by their values in natural order: key by key,
-// numerically where both values are numbers (4 < 16), otherwise as text.
+// numbers by value (4 < 16) and before any text, text by characters.
 std::vector<GroupRow> group_rows(const std::vector<RunRow>& rows);
 
 // The order group_rows sorts by.

@@ -46,7 +46,10 @@ TEST_SUITE("analysis") {
     CHECK_FALSE(natural_less(Key{"16", "cd-grab"}, Key{"4", "random"}));
     CHECK(natural_less(Key{"16", "cd-grab"}, Key{"16", "random"}));
     CHECK(natural_less(Key{"0.1"}, Key{"1e0"}));
-    CHECK(natural_less(Key{"16"}, Key{"4x"})); // "4x" is text: compared as text
+    CHECK(natural_less(Key{"16"}, Key{"4x"})); // numbers before text
+    CHECK(natural_less(Key{"2"}, Key{"1x"}));  // even when the text sorts first by characters
+    CHECK_FALSE(natural_less(Key{"1x"}, Key{"2"}));
+    CHECK(natural_less(Key{"dsgd"}, Key{"gsgm"}));
     CHECK_FALSE(natural_less(Key{"8"}, Key{"8"}));
     std::vector<RunRow> rows;
     for (const char* n : {"16", "4", "64", "8"})
