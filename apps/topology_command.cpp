@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// `dtsim topology KIND --nodes N`: degree range, diameter and spectral gap of a graph (for a
+// `dtsim topology KIND --nodes N`: degree range, diameter, spectral gap and smallest
+// eigenvalue of the mixing matrix (d2 needs it above -1/3) of a graph (for a
 // time-varying kind: of the union of its rounds, plus how its rounds average).
 #include "apps/commands.hpp"
 #include "sim/core/errors.hpp"
@@ -54,6 +55,7 @@ int topology_command(const std::vector<std::string>& args) {
   std::printf("degree: %d..%d\n", t.min_degree(), t.max_degree());
   std::printf("diameter: %d\n", t.diameter());
   std::printf("spectral gap: %.6f\n", t.spectral_gap());
+  std::printf("smallest eigenvalue of W: %.6f\n", t.min_eigenvalue());
   const auto schedule = make_mixing_schedule(p, t, seed);
   if (!schedule->time_varying())
     return 0;

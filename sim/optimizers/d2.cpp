@@ -34,8 +34,8 @@ D2::D2(const Params& p, const AlgorithmSetup& setup)
     p.fail("name", "d2 needs the smallest eigenvalue of W above -1/3, but this " +
                        setup.topology->name() + " of " + std::to_string(setup.nodes) +
                        " nodes has " + shown +
-                       " (an even ring with Metropolis weights has exactly -1/3); use an odd "
-                       "ring or another graph");
+                       "; use a graph whose W keeps every eigenvalue above -1/3, e.g. an odd "
+                       "ring or the complete graph (dtsim topology KIND --nodes N prints it)");
   }
   const auto d = static_cast<Eigen::Index>(setup.num_params);
   x_prev_.assign(static_cast<std::size_t>(setup.nodes), Vec::Zero(d));

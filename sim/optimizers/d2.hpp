@@ -17,8 +17,8 @@ namespace dtsim {
 // Sync mode with one fixed mixing matrix only: the correction cancels the previous round's
 // mixing exactly when every node mixed the same round with the same W. D2's analysis also
 // needs the smallest eigenvalue of W above -1/3; Metropolis weights on a ring with an even
-// number of nodes have exactly -1/3, a mode that then never decays: refused at
-// construction (use an odd ring, another graph or mixing: uniform on a graph of degree >= 3).
+// number of nodes have exactly -1/3, a mode that then never decays, and bipartite graphs
+// (even tori, hypercubes) or the social graph go below it: refused at construction.
 // Keys: lr, lr_schedule, weight_decay (default 0). State: x_{t-1}, g_{t-1} per node.
 class D2 final : public GossipProtocol {
 public:

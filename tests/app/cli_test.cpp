@@ -49,11 +49,13 @@ eval: {every_s: 0.02, per_node: true}
 } // namespace
 
 TEST_SUITE("app") {
-  TEST_CASE("dtsim topology prints degree, diameter and the spectral gap") {
+  TEST_CASE("dtsim topology prints degree, diameter, the spectral gap and lambda_min") {
     const auto r = run_cli("topology ring --nodes 16");
     CHECK(r.exit_code == 0);
     CHECK(r.output.find("spectral gap: 0.050747") != std::string::npos);
     CHECK(r.output.find("diameter: 8") != std::string::npos);
+    // Metropolis weights 1/3 on an even ring: 1/3 + 2/3 cos(pi) = -1/3.
+    CHECK(r.output.find("smallest eigenvalue of W: -0.333333") != std::string::npos);
     CHECK(run_cli("topology rign --nodes 16").exit_code == 2);
   }
 

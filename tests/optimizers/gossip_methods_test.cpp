@@ -301,8 +301,8 @@ TEST_SUITE("optimizers") {
     // An even ring's Metropolis W has eigenvalue -1/3: D2's consensus mode would never decay.
     CHECK(testing::config_error_of([&] { make_algorithm("d2", setup_for(ring, 3)); }) ==
           "test.yaml:2: name: d2 needs the smallest eigenvalue of W above -1/3, but this ring of "
-          "4 nodes has -0.333333 (an even ring with Metropolis weights has exactly -1/3); use an "
-          "odd ring or another graph");
+          "4 nodes has -0.333333; use a graph whose W keeps every eigenvalue above -1/3, e.g. an "
+          "odd ring or the complete graph (dtsim topology KIND --nodes N prints it)");
     CHECK(testing::config_error_of([&] {
             make_algorithm("dsgd", setup_for(ring, 3, &one_peer), {{"mode", "async"}});
           }).find("test.yaml:3: mode: expected sync: async gossip mixes with the freshest copy") ==
