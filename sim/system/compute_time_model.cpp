@@ -83,8 +83,10 @@ void ComputeTimeModel::read_trace(const Params& p, int nodes) {
     const auto seconds = pair ? parse_number(r.fields[1]) : std::nullopt;
     const std::string where = path + ":" + std::to_string(r.line) + ": ";
     if (!node || !seconds) {
-      if (r.line == 1)
-        continue; // a header line
+      // A header names the two columns: two fields, neither a number. Anything else on the
+      // first line is a broken row, not a header to skip.
+      if (r.line == 1 && pair && !parse_number(r.fields[0]) && !parse_number(r.fields[1]))
+        continue;
       p.fail("file", where + "expected 'node,seconds', got '" + r.text + "'");
     }
     // value_or: the values are there (fail does not return); GCC 12 cannot see it.

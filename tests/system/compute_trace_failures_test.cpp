@@ -54,6 +54,13 @@ TEST_SUITE("system") {
     const std::string bad = trace_file("0,0.5\n1,x\n");
     CHECK(error_of("dist: trace\nfile: " + bad + "\n", 2) ==
           "s.yaml:2: file: " + bad + ":2: expected 'node,seconds', got '1,x'");
+    // A broken first row is an error, not a header: only two non-numeric fields are one.
+    const std::string first = trace_file("0;0.5\n1,2\n");
+    CHECK(error_of("dist: trace\nfile: " + first + "\n", 2) ==
+          "s.yaml:2: file: " + first + ":1: expected 'node,seconds', got '0;0.5'");
+    const std::string half = trace_file("0,abc\n1,2\n");
+    CHECK(error_of("dist: trace\nfile: " + half + "\n", 2).find(":1: expected 'node,seconds'") !=
+          std::string::npos);
     const std::string range = trace_file("0,0.5\n3,1\n");
     CHECK(
         error_of("dist: trace\nfile: " + range + "\n", 2).find(":2: node 3 out of range [0, 1]") !=
