@@ -57,6 +57,21 @@ struct Setting {
   std::string value; // compact YAML, usable in --set key=value
 };
 
+// A list of points, each a map of dotted keys to values.
+std::vector<std::vector<Setting>> read_points(const ParamNode& list, const std::string& path) {
+  std::vector<std::vector<Setting>> points;
+  for (const ParamNode& pt : list.items) {
+    if (pt.kind != ParamNode::Kind::Map)
+      throw ConfigError(path + ":" + std::to_string(pt.line) +
+                        ": points: expected a map of dotted keys to values");
+    std::vector<Setting> s;
+    for (const auto& [key, value] : pt.fields)
+      s.push_back({key, compact(value)});
+    points.push_back(std::move(s));
+  }
+  return points;
+}
+
 } // namespace
 
 SweepPlan plan_sweep(const std::string& sweep_path) {
@@ -99,19 +114,24 @@ SweepPlan plan_sweep(const std::string& sweep_path) {
   }
   std::vector<std::vector<Setting>> explicit_points;
   ParamNode* points = tree->find("points");
-  if (points && points->kind != ParamNode::Kind::Null) {
+  if (points && points->kind == ParamNode::Kind::Map) {
+    // points: {from: other.yaml}: that sweep file's points list, so that studies over the
+    // same methods share one definition of them.
+    const Params from = p.child("points");
+    const std::string other = (folder / from.text("from")).lexically_normal().string();
+    from.reject_unused();
+    if (!std::filesystem::exists(other))
+      from.fail("from", "no such sweep file: " + other);
+    const auto other_tree = parse_yaml_file(other);
+    const ParamNode* list = other_tree->find("points");
+    if (!list || list->kind != ParamNode::Kind::List)
+      from.fail("from", other + " has no list of points (a points: {from: ...} is not followed)");
+    explicit_points = read_points(*list, other);
+  } else if (points && points->kind != ParamNode::Kind::Null) {
     points->used = true;
     if (points->kind != ParamNode::Kind::List)
-      p.fail("points", "expected a list of maps of dotted keys to values");
-    for (ParamNode& pt : points->items) {
-      if (pt.kind != ParamNode::Kind::Map)
-        throw ConfigError(sweep_path + ":" + std::to_string(pt.line) +
-                          ": points: expected a map of dotted keys to values");
-      std::vector<Setting> s;
-      for (auto& [key, value] : pt.fields)
-        s.push_back({key, compact(value)});
-      explicit_points.push_back(std::move(s));
-    }
+      p.fail("points", "expected a list of maps of dotted keys to values, or {from: SWEEP.yaml}");
+    explicit_points = read_points(*points, sweep_path);
   }
   // grid and points are read from the tree directly: mark them known for "did you mean".
   for (const char* key : {"grid", "points"})

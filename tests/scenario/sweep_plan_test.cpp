@@ -77,6 +77,32 @@ points:
     CHECK(p.points[5].name == "seed=3_name=gsgm_lr=0.001");
   }
 
+  TEST_CASE("plan_sweep: points: {from: ...} takes another sweep file's points") {
+    const std::string first = write_sweep(R"(
+base: base.yaml
+grid: {seed: [1]}
+points:
+  - {algorithm.name: asgd, algorithm.lr: 0.05}
+  - {algorithm.name: gsgm, algorithm.lr: 0.001}
+)");
+    const auto dir = std::filesystem::path(first).parent_path();
+    std::filesystem::rename(first, dir / "methods.yaml");
+    const SweepPlan p = plan_sweep(write_sweep(R"(
+base: base.yaml
+grid: {nodes: [8, 64]}
+points: {from: methods.yaml}
+)"));
+    REQUIRE(p.points.size() == 4);
+    CHECK(p.points[0].name == "nodes=8_name=asgd_lr=0.05");
+    CHECK(p.points[3].name == "nodes=64_name=gsgm_lr=0.001");
+    CHECK(error_of("base: base.yaml\npoints: {from: nothere.yaml}\n")
+              .find("s.yaml:2: points.from: no such sweep file") != std::string::npos);
+    CHECK(error_of("base: base.yaml\npoints: {from: base.yaml}\n")
+              .find("base.yaml has no list of points") != std::string::npos);
+    CHECK(error_of("base: base.yaml\npoints: {from: methods.yaml, form: x}\n")
+              .find("unknown key 'form'") != std::string::npos);
+  }
+
   TEST_CASE("shard: shards are disjoint and cover the points") {
     SweepPlan p = plan_sweep(write_sweep("base: base.yaml\ngrid: {seed: [1, 2, 3, 4, 5, 6, 7]}\n"));
     std::multiset<std::string> seen;
