@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <optional>
 
@@ -225,6 +226,22 @@ std::vector<GroupRow> group_rows(const std::vector<RunRow>& rows) {
     return natural_less(a.group, b.group);
   });
   return groups;
+}
+
+std::string format_cell(double mean, double std, std::size_t counted, std::size_t runs) {
+  if (!std::isfinite(mean))
+    return "-";
+  char buf[96];
+  const bool big = std::fabs(mean) >= 1000;
+  int len = 0;
+  if (counted > 1)
+    len = std::snprintf(buf, sizeof buf, big ? "%.0f ± %.0f" : "%.4f ± %.4f", mean, std);
+  else
+    len = std::snprintf(buf, sizeof buf, big ? "%.0f" : "%.4f", mean);
+  if (counted < runs)
+    std::snprintf(buf + len, sizeof buf - static_cast<std::size_t>(len), " (%zu/%zu)", counted,
+                  runs);
+  return buf;
 }
 
 } // namespace dtsim::analysis

@@ -45,6 +45,10 @@ struct GroupRow {
 // numbers by value (4 < 16) and before any text, text by characters.
 std::vector<GroupRow> group_rows(const std::vector<RunRow>& rows);
 
+// One table cell: the mean, "± std" when more than one run has a value, and "(k/n)" when
+// only k of the group's n runs have one (e.g. reached the target accuracy); "-" for none.
+std::string format_cell(double mean, double std, std::size_t counted, std::size_t runs);
+
 // The order group_rows sorts by.
 bool natural_less(const std::vector<std::string>& a, const std::vector<std::string>& b);
 

@@ -145,24 +145,6 @@ std::string group_value(const TraceContents& t, const std::string& key, const Pa
   return yaml;
 }
 
-// A group's mean (± std over its runs when it has several); "(k/n)" when only k of its n
-// runs have a value, e.g. reached the target accuracy.
-std::string cell(double mean, double std, std::size_t counted, std::size_t runs) {
-  if (!std::isfinite(mean))
-    return "-";
-  char buf[96];
-  const bool big = std::fabs(mean) >= 1000;
-  int len = 0;
-  if (counted > 1)
-    len = std::snprintf(buf, sizeof buf, big ? "%.0f ± %.0f" : "%.4f ± %.4f", mean, std);
-  else
-    len = std::snprintf(buf, sizeof buf, big ? "%.0f" : "%.4f", mean);
-  if (counted < runs)
-    std::snprintf(buf + len, sizeof buf - static_cast<std::size_t>(len), " (%zu/%zu)", counted,
-                  runs);
-  return buf;
-}
-
 void print_table(const std::vector<std::string>& header,
                  const std::vector<std::vector<std::string>>& rows, bool markdown) {
   std::vector<std::size_t> width(header.size());
@@ -251,7 +233,7 @@ int analyze_command(const std::vector<std::string>& args) {
       std::vector<std::string> cells = g.group;
       cells.push_back(std::to_string(g.runs));
       for (std::size_t c : shown)
-        cells.push_back(cell(g.mean[c], g.std[c], g.counted[c], g.runs));
+        cells.push_back(analysis::format_cell(g.mean[c], g.std[c], g.counted[c], g.runs));
       const GroupRow* b = baseline_of(g, groups, a);
       for (std::size_t c : gains) {
         char buf[32] = "-";
@@ -271,7 +253,7 @@ int analyze_command(const std::vector<std::string>& args) {
     for (const RunRow& r : rows) {
       std::vector<std::string> cells = {r.path, r.status};
       for (std::size_t c : shown)
-        cells.push_back(cell(r.values[c], 0, 1, 1));
+        cells.push_back(analysis::format_cell(r.values[c], 0, 1, 1));
       table.push_back(std::move(cells));
     }
   }

@@ -62,6 +62,15 @@ TEST_SUITE("analysis") {
     CHECK(groups[3].group == Key{"64"});
   }
 
+  TEST_CASE("format_cell: std only with several values, (k/n) when some runs lack one") {
+    CHECK(format_cell(0.5, 0.01, 3, 3) == "0.5000 ± 0.0100");
+    CHECK(format_cell(0.5, 0.0, 1, 1) == "0.5000");
+    CHECK(format_cell(7.25, 1.5, 2, 3) == "7.2500 ± 1.5000 (2/3)");
+    CHECK(format_cell(22.0, 0.0, 1, 3) == "22.0000 (1/3)");
+    CHECK(format_cell(std::numeric_limits<double>::quiet_NaN(), 0, 0, 3) == "-");
+    CHECK(format_cell(4540175740.0, 12.0, 3, 3) == "4540175740 ± 12");
+  }
+
   TEST_CASE("run_table: per-epoch figures (train loss, herding bound, order bytes)") {
     dtsim::TraceContents t;
     t.text_attributes["status"] = "completed";
