@@ -3,6 +3,7 @@
 #include "analysis/run_table.hpp"
 
 #include "analysis/stability.hpp"
+#include "analysis/statistics.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -55,6 +56,12 @@ std::optional<double> as_number(const std::string& text) {
   if (text.empty() || ec != std::errc() || ptr != end)
     return std::nullopt;
   return value;
+}
+
+std::string format_seed(double seed) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f", seed);
+  return buf;
 }
 
 double attr(const TraceContents& t, const std::string& name) {
@@ -110,6 +117,15 @@ RunRow summarize_run(const std::string& path, const TraceContents& t, double tar
     s = stability(acc);
   else
     s.final_value = s.best_value = kNaN;
+  // Measures whose window holds too few evaluations are missing, with the reason: a curve of
+  // 2 points has std 0, which is not "perfectly stable".
+  const std::size_t second_half = acc.size() - acc.size() / 2;
+  const bool short_half = !acc.empty() && second_half < kMinWindowPoints;
+  const bool short_curve = !acc.empty() && acc.size() < kMinWindowPoints;
+  if (short_half)
+    s.std_second_half = s.mean_abs_change = s.oscillation = kNaN;
+  if (short_curve)
+    s.window_std = s.worst_drop = kNaN;
   const auto& bytes = metric(t, "bytes_sent");
   double t_target = kNaN, u_target = kNaN, b_target = kNaN;
   for (std::size_t k = 0; k < acc.size(); ++k)
@@ -135,6 +151,8 @@ RunRow summarize_run(const std::string& path, const TraceContents& t, double tar
   for (double x : loss)
     if (std::isfinite(x))
       finite_loss.push_back(x);
+  const bool short_loss =
+      !finite_loss.empty() && finite_loss.size() - finite_loss.size() / 2 < kMinWindowPoints;
   const double wall = attr(t, "wall_seconds");
   // 95th percentile of staleness: the smallest s with at least 95% of updates at or below.
   double stale_total = 0;
@@ -158,7 +176,7 @@ RunRow summarize_run(const std::string& path, const TraceContents& t, double tar
       s.final_value, s.best_value, last_finite(metric(t, "node_accuracy_mean")),
       last_finite(metric(t, "node_accuracy_min")), t_target, u_target, s.std_second_half,
       s.window_std, s.mean_abs_change, s.oscillation, s.worst_drop,
-      finite_loss.empty() ? kNaN : std_second_half(finite_loss),
+      finite_loss.empty() || short_loss ? kNaN : std_second_half(finite_loss),
       row.status == "diverged" ? 1.0 : 0.0, last_finite(metric(t, "consensus_distance")),
       last_finite(metric(t, "bytes_sent")), stale_n > 0 ? stale_sum / stale_n : kNaN, p95, wall,
       wall > 0 ? attr(t, "sim_time_s") / wall : kNaN, attr(t, "sim_time_s"), b_target,
@@ -170,6 +188,24 @@ RunRow summarize_run(const std::string& path, const TraceContents& t, double tar
       last_finite(epoch_column(t, "test_accuracy")), last_finite(epoch_column(t, "herding_bound")),
       // Every orderer runs the same D-RR permutation in the first epoch.
       mean_finite(epoch_column(t, "herding_bound"), 1), attr(t, "order_bytes")};
+  row.missing.assign(row.values.size(), "");
+  const auto& cols = run_columns();
+  std::string too_few = "<";
+  too_few += std::to_string(kMinWindowPoints);
+  too_few += " pts";
+  auto mark = [&](const char* column, bool why) {
+    if (why)
+      row.missing[static_cast<std::size_t>(std::find(cols.begin(), cols.end(), column) -
+                                           cols.begin())] = too_few;
+  };
+  for (const char* c : {"acc_std_2nd_half", "acc_mean_abs_change", "acc_oscillation"})
+    mark(c, short_half);
+  for (const char* c : {"acc_window_std", "acc_worst_drop"})
+    mark(c, short_curve);
+  mark("train_loss_std", short_loss);
+  const auto seed = t.number_attributes.find("seed");
+  if (seed != t.number_attributes.end())
+    row.seed = format_seed(seed->second);
   return row;
 }
 
@@ -197,29 +233,27 @@ std::vector<GroupRow> group_rows(const std::vector<RunRow>& rows) {
     auto it = std::find_if(groups.begin(), groups.end(),
                            [&](const GroupRow& g) { return g.group == r.group; });
     if (it == groups.end()) {
-      groups.push_back(GroupRow{r.group, 0, {}, {}, {}});
+      groups.push_back(GroupRow{});
+      groups.back().group = r.group;
       members.emplace_back();
       it = groups.end() - 1;
     }
     members[static_cast<std::size_t>(it - groups.begin())].push_back(&r);
+    it->members.push_back(static_cast<std::size_t>(&r - rows.data()));
   }
   const std::size_t cols = run_columns().size();
+  std::vector<double> column;
   for (std::size_t g = 0; g < groups.size(); ++g) {
     groups[g].runs = members[g].size();
     for (std::size_t c = 0; c < cols; ++c) {
-      double n = 0, s = 0, s2 = 0;
-      for (const RunRow* r : members[g]) {
-        const double x = r->values[c];
-        if (!std::isfinite(x))
-          continue;
-        ++n;
-        s += x;
-        s2 += x * x;
-      }
-      const double m = n > 0 ? s / n : kNaN;
-      groups[g].mean.push_back(m);
-      groups[g].std.push_back(n > 0 ? std::sqrt(std::max(0.0, s2 / n - m * m)) : kNaN);
-      groups[g].counted.push_back(static_cast<std::size_t>(n));
+      column.clear();
+      for (const RunRow* r : members[g])
+        column.push_back(r->values[c]);
+      const Summary sum = summarize(column);
+      groups[g].mean.push_back(sum.mean);
+      groups[g].std.push_back(sum.std);
+      groups[g].ci95.push_back(sum.ci95);
+      groups[g].counted.push_back(sum.count);
     }
   }
   std::stable_sort(groups.begin(), groups.end(), [](const GroupRow& a, const GroupRow& b) {
@@ -228,20 +262,46 @@ std::vector<GroupRow> group_rows(const std::vector<RunRow>& rows) {
   return groups;
 }
 
-std::string format_cell(double mean, double std, std::size_t counted, std::size_t runs) {
+std::string format_cell(double mean, double spread, std::size_t counted, std::size_t runs,
+                        const std::string& missing_reason) {
   if (!std::isfinite(mean))
-    return "-";
+    return missing_reason.empty() ? "-" : "- (" + missing_reason + ")";
   char buf[96];
   const bool big = std::fabs(mean) >= 1000;
   int len = 0;
-  if (counted > 1)
-    len = std::snprintf(buf, sizeof buf, big ? "%.0f ± %.0f" : "%.4f ± %.4f", mean, std);
+  if (counted > 1 && std::isfinite(spread))
+    len = std::snprintf(buf, sizeof buf, big ? "%.0f ± %.0f" : "%.4f ± %.4f", mean, spread);
   else
     len = std::snprintf(buf, sizeof buf, big ? "%.0f" : "%.4f", mean);
   if (counted < runs)
     std::snprintf(buf + len, sizeof buf - static_cast<std::size_t>(len), " (%zu/%zu)", counted,
                   runs);
   return buf;
+}
+
+} // namespace dtsim::analysis
+
+namespace dtsim::analysis {
+
+std::string missing_reason(const GroupRow& g, const std::vector<RunRow>& rows, std::size_t column) {
+  for (std::size_t i : g.members)
+    if (!rows[i].missing.empty() && !rows[i].missing[column].empty())
+      return rows[i].missing[column];
+  return "";
+}
+
+PairedDifference paired_difference(const GroupRow& g, const GroupRow& b,
+                                   const std::vector<RunRow>& rows, std::size_t column) {
+  std::vector<double> method, baseline;
+  for (std::size_t i : g.members)
+    for (std::size_t j : b.members)
+      if (!rows[i].seed.empty() && rows[i].seed == rows[j].seed) {
+        method.push_back(rows[i].values[column]);
+        baseline.push_back(rows[j].values[column]);
+        break;
+      }
+  const Summary d = analysis::paired_difference(method, baseline);
+  return {d.mean, d.ci95, d.count};
 }
 
 } // namespace dtsim::analysis

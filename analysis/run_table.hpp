@@ -14,9 +14,18 @@ namespace dtsim::analysis {
 struct RunRow {
   std::string path;
   std::string status;
+  std::string seed;               // the scenario's seed: pairs runs across groups
   std::vector<std::string> group; // values of the --by keys
   std::vector<double> values;     // aligned with run_columns()
+  // Aligned with run_columns(): why a value is missing where it is for a reason other than
+  // "not measured" (e.g. "<10 pts": too few evaluations in the measure's window); empty
+  // otherwise.
+  std::vector<std::string> missing;
 };
+
+// A stability measure needs at least this many evaluations in its window (the second half
+// of the curve, or the whole curve); with fewer it is missing, not a confident 0.
+inline constexpr std::size_t kMinWindowPoints = 10;
 
 // Column names of RunRow::values: final/best accuracy of the evaluation model, node
 // accuracy, time and updates to `target` accuracy, the stability measures of the accuracy
@@ -31,11 +40,15 @@ const std::vector<std::string>& run_columns();
 
 RunRow summarize_run(const std::string& path, const TraceContents& trace, double target);
 
+// Statistics over a group's runs follow analysis/statistics.hpp: sample std (k - 1) and the
+// Student-t 95% confidence interval of the mean.
 struct GroupRow {
   std::vector<std::string> group;
   std::size_t runs = 0;
-  std::vector<double> mean; // aligned with run_columns(); NaN values are skipped
-  std::vector<double> std;  // population std over the group's runs
+  std::vector<std::size_t> members; // indices into the rows given to group_rows()
+  std::vector<double> mean;         // aligned with run_columns(); NaN values are skipped
+  std::vector<double> std;          // sample std over the group's runs (NaN for one run)
+  std::vector<double> ci95;         // half-width of the 95% CI of the mean (NaN for one run)
   // Runs with a finite value, per column: a time to target averages only the runs that
   // reached it, and a reader must see how many did.
   std::vector<std::size_t> counted;
@@ -45,9 +58,24 @@ struct GroupRow {
 // numbers by value (4 < 16) and before any text, text by characters.
 std::vector<GroupRow> group_rows(const std::vector<RunRow>& rows);
 
-// One table cell: the mean, "± std" when more than one run has a value, and "(k/n)" when
-// only k of the group's n runs have one (e.g. reached the target accuracy); "-" for none.
-std::string format_cell(double mean, double std, std::size_t counted, std::size_t runs);
+// One table cell: the mean, "± spread" when more than one run has a value, and "(k/n)" when
+// only k of the group's n runs have one (e.g. reached the target accuracy); "-" for none,
+// "- (reason)" when the runs give a reason.
+std::string format_cell(double mean, double spread, std::size_t counted, std::size_t runs,
+                        const std::string& missing_reason = "");
+
+// The reason the group's runs give for a missing column (the first run's), or "".
+std::string missing_reason(const GroupRow& g, const std::vector<RunRow>& rows, std::size_t column);
+
+// Paired differences of `column` between group g and its baseline b over the seeds both
+// have: mean, sample std and 95% CI of the per-seed differences (analysis/statistics.hpp).
+struct PairedDifference {
+  double mean;
+  double ci95;
+  std::size_t pairs;
+};
+PairedDifference paired_difference(const GroupRow& g, const GroupRow& b,
+                                   const std::vector<RunRow>& rows, std::size_t column);
 
 // The order group_rows sorts by.
 bool natural_less(const std::vector<std::string>& a, const std::vector<std::string>& b);

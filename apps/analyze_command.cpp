@@ -3,6 +3,7 @@
 #include "analysis/run_table.hpp"
 #include "analysis/stability.hpp"
 #include "apps/commands.hpp"
+#include "apps/run_collection.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/params.hpp"
 #include "sim/scenario/yaml_tree.hpp"
@@ -105,101 +106,27 @@ const GroupRow* baseline_of(const GroupRow& g, const std::vector<GroupRow>& grou
   return nullptr;
 }
 
-std::vector<std::string> trace_files(const std::vector<std::string>& inputs) {
-  std::vector<std::string> files;
-  for (const std::string& in : inputs) {
-    if (std::filesystem::is_directory(in)) {
-      std::vector<std::string> found;
-      for (const auto& e : std::filesystem::recursive_directory_iterator(in)) {
-        const std::string p = e.path().string();
-        if (e.is_regular_file() && (p.ends_with(".h5") || p.ends_with(".h5.partial")))
-          found.push_back(p);
-      }
-      std::sort(found.begin(), found.end());
-      files.insert(files.end(), found.begin(), found.end());
-    } else {
-      files.push_back(in);
-    }
-  }
-  return files;
-}
-
-// The value of a dotted scenario key in a trace (or its status / name attribute).
-std::string group_value(const TraceContents& t, const std::string& key, const ParamNode& scenario) {
-  if (key == "status" || key == "name") {
-    const auto it = t.text_attributes.find(key);
-    return it == t.text_attributes.end() ? "?" : it->second;
-  }
-  const ParamNode* n = &scenario;
-  std::stringstream path(key);
-  for (std::string part; std::getline(path, part, '.');) {
-    n = n->kind == ParamNode::Kind::Map ? n->find(part) : nullptr;
-    if (!n)
-      return "-";
-  }
-  if (n->kind == ParamNode::Kind::Scalar)
-    return n->scalar;
-  std::string yaml = to_yaml(*n);
-  while (!yaml.empty() && yaml.back() == '\n')
-    yaml.pop_back();
-  return yaml;
-}
-
-void print_table(const std::vector<std::string>& header,
-                 const std::vector<std::vector<std::string>>& rows, bool markdown) {
-  std::vector<std::size_t> width(header.size());
-  for (std::size_t c = 0; c < header.size(); ++c) {
-    width[c] = header[c].size();
-    for (const auto& r : rows)
-      width[c] = std::max(width[c], r[c].size());
-  }
-  auto line = [&](const std::vector<std::string>& cells) {
-    std::string s = markdown ? "| " : "";
-    for (std::size_t c = 0; c < cells.size(); ++c) {
-      s += cells[c] + std::string(width[c] - cells[c].size(), ' ');
-      s += markdown ? " | " : "  ";
-    }
-    while (!s.empty() && s.back() == ' ')
-      s.pop_back();
-    std::printf("%s\n", s.c_str());
-  };
-  line(header);
-  if (markdown) {
-    std::vector<std::string> sep;
-    for (std::size_t w : width)
-      sep.push_back(std::string(std::max<std::size_t>(3, w), '-'));
-    line(sep);
-  }
-  for (const auto& r : rows)
-    line(r);
-}
-
 } // namespace
 
 int analyze_command(const std::vector<std::string>& args) {
   const AnalyzeArgs a = parse(args);
-  std::vector<RunRow> rows;
-  for (const std::string& file : trace_files(a.inputs)) {
-    TraceContents t;
-    try {
-      t = read_trace(file);
-    } catch (const ConfigError& e) {
-      // A run still writing its .partial holds a lock: report it and go on.
-      if (!file.ends_with(".partial"))
-        throw;
-      std::fprintf(stderr, "skipped (still running?): %s\n", e.what());
-      continue;
-    }
-    RunRow r = analysis::summarize_run(file, t, a.target);
-    const auto scenario_it = t.text_attributes.find("scenario");
-    const auto scenario =
-        parse_yaml_text(scenario_it == t.text_attributes.end() ? "{}" : scenario_it->second, file);
-    for (const std::string& key : a.by)
-      r.group.push_back(group_value(t, key, *scenario));
-    rows.push_back(std::move(r));
-  }
+  RunCollection collection = collect_runs(trace_files(a.inputs), a.by, a.target);
+  const std::vector<RunRow>& rows = collection.rows;
   if (rows.empty())
     throw ConfigError("analyze: no traces (*.h5) found in the given paths");
+  for (const auto& [key, value] : a.baseline) {
+    const auto k =
+        static_cast<std::size_t>(std::find(a.by.begin(), a.by.end(), key) - a.by.begin());
+    std::vector<std::string> values;
+    for (const RunRow& r : rows)
+      if (std::find(values.begin(), values.end(), r.group[k]) == values.end())
+        values.push_back(r.group[k]);
+    if (std::find(values.begin(), values.end(), value) == values.end()) {
+      const std::string guess = closest_name(value, values);
+      throw ConfigError("--baseline: no run has " + key + " = '" + value + "'" +
+                        (guess.empty() ? "" : " (did you mean '" + guess + "'?)"));
+    }
+  }
 
   const auto& all = analysis::run_columns();
   std::vector<std::size_t> shown;
@@ -208,11 +135,17 @@ int analyze_command(const std::vector<std::string>& args) {
 
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> table;
+  std::size_t missing_cells = 0;
   if (!a.by.empty()) {
     header = a.by;
     header.push_back("runs");
-    for (std::size_t c : shown)
+    for (std::size_t c : shown) {
       header.push_back(all[c]);
+      header.push_back(all[c] + "_ci95");
+    }
+    if (!a.baseline.empty())
+      for (std::size_t c : shown)
+        header.push_back("d_" + all[c]);
     // Stability gains (algorithms.md section 11) over the baseline group, in %; the same
     // relative reduction for the per-epoch training loss and herding bound (lower is better).
     std::vector<std::size_t> gains;
@@ -232,9 +165,33 @@ int analyze_command(const std::vector<std::string>& args) {
     for (const GroupRow& g : groups) {
       std::vector<std::string> cells = g.group;
       cells.push_back(std::to_string(g.runs));
-      for (std::size_t c : shown)
-        cells.push_back(analysis::format_cell(g.mean[c], g.std[c], g.counted[c], g.runs));
+      for (std::size_t c : shown) {
+        const std::string why = analysis::missing_reason(g, rows, c);
+        if (!why.empty())
+          ++missing_cells;
+        cells.push_back(analysis::format_cell(g.mean[c], g.std[c], g.counted[c], g.runs, why));
+        cells.push_back(std::isfinite(g.ci95[c]) ? "±" + analysis::format_cell(g.ci95[c], 0, 1, 1)
+                                                 : "-");
+      }
       const GroupRow* b = baseline_of(g, groups, a);
+      // Paired per-seed differences against the baseline group: mean ± 95% CI (pairs).
+      for (std::size_t c : a.baseline.empty() ? std::vector<std::size_t>{} : shown) {
+        std::string cell = "-";
+        if (b && b != &g) {
+          const analysis::PairedDifference d = analysis::paired_difference(g, *b, rows, c);
+          if (d.pairs > 0) {
+            char buf[96];
+            const bool big = std::fabs(d.mean) >= 1000;
+            if (d.pairs > 1)
+              std::snprintf(buf, sizeof buf, big ? "%+.0f ± %.0f (%zu)" : "%+.4f ± %.4f (%zu)",
+                            d.mean, d.ci95, d.pairs);
+            else
+              std::snprintf(buf, sizeof buf, big ? "%+.0f (1)" : "%+.4f (1)", d.mean);
+            cell = buf;
+          }
+        }
+        cells.push_back(cell);
+      }
       for (std::size_t c : gains) {
         char buf[32] = "-";
         if (b) {
@@ -252,32 +209,34 @@ int analyze_command(const std::vector<std::string>& args) {
       header.push_back(all[c]);
     for (const RunRow& r : rows) {
       std::vector<std::string> cells = {r.path, r.status};
-      for (std::size_t c : shown)
-        cells.push_back(analysis::format_cell(r.values[c], 0, 1, 1));
+      for (std::size_t c : shown) {
+        if (!r.missing[c].empty())
+          ++missing_cells;
+        cells.push_back(analysis::format_cell(r.values[c], 0, 1, 1, r.missing[c]));
+      }
       table.push_back(std::move(cells));
     }
   }
-  print_table(header, table, a.markdown);
-
-  if (!a.csv.empty()) {
-    std::ofstream out(a.csv);
-    if (!out)
-      throw ConfigError("--csv: cannot write " + a.csv);
-    out << "trace,status";
-    for (const std::string& k : a.by)
-      out << ',' << k;
-    for (const std::string& c : all)
-      out << ',' << c;
-    out << '\n';
-    for (const RunRow& r : rows) {
-      out << r.path << ',' << r.status;
-      for (const std::string& g : r.group)
-        out << ",\"" << g << '"';
-      for (double v : r.values)
-        out << ',' << format_number(v);
-      out << '\n';
-    }
+  print_table(stdout, header, table, a.markdown);
+  // The conventions, once, under the table (they travel with a pasted Markdown table).
+  if (!a.by.empty()) {
+    std::printf("\n%s± = sample std over a group's runs (divisor k - 1); *_ci95 = half-width of "
+                "the 95%% confidence interval of the mean (Student t, k - 1 degrees of freedom)",
+                a.markdown ? "" : "note: ");
+    if (!a.baseline.empty())
+      std::printf("; d_* = mean paired difference to the baseline over the seeds both have, "
+                  "± its 95%% CI (pairs)");
+    std::printf(".\n");
   }
+  if (missing_cells > 0)
+    std::printf("%s- (<%zu pts): fewer than %zu evaluations in the measure's window (the second "
+                "half of the curve, or the whole curve): not measured; evaluate more often "
+                "(eval.every_epochs).\n",
+                a.markdown ? "\n" : "note: ", analysis::kMinWindowPoints,
+                analysis::kMinWindowPoints);
+
+  if (!a.csv.empty())
+    write_runs_csv(a.csv, a.by, rows);
   return 0;
 }
 

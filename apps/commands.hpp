@@ -15,5 +15,6 @@ int list_command(const std::vector<std::string>& args);
 int topology_command(const std::vector<std::string>& args);
 int analyze_command(const std::vector<std::string>& args);
 int sweep_command(const std::vector<std::string>& args);
+int report_command(const std::vector<std::string>& args);
 
 } // namespace dtsim::cli

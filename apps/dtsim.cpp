@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // dtsim command line: run | validate | list | topology.
 #include "apps/commands.hpp"
+#include "sim/core/build_info.hpp"
 #include "sim/core/errors.hpp"
 
 #include <iostream>
@@ -20,6 +21,7 @@ usage:
   dtsim topology KIND --nodes N [--set key=value]...
   dtsim analyze TRACE.h5... | DIR [--by key,...] [--csv OUT] [--markdown] [--target ACC]
                 [--columns c1,c2,...] [--baseline key=value,...]
+  dtsim report SWEEP_DIR [-o OUT.md] [--by label] [--vs nodes] [--target ACC]
   dtsim --version
 
 exit codes: 0 ok, 1 runtime failure, 2 configuration error, 3 run diverged, 130 interrupted
@@ -34,7 +36,10 @@ int main(int argc, char** argv) {
     return args.empty() ? 2 : 0;
   }
   if (args[0] == "--version") {
-    std::cout << "dtsim " DTSIM_VERSION "\n";
+    const dtsim::BuildInfo& b = dtsim::build_info();
+    std::cout << "dtsim " << b.version << "\ncommit: " << b.commit << "\ncompiler: " << b.compiler
+              << "\nmarch: " << (b.march.empty() ? "(compiler default)" : b.march)
+              << "\nisa: " << b.isa << "\n";
     return 0;
   }
   const std::string command = args[0];
@@ -52,6 +57,8 @@ int main(int argc, char** argv) {
       return dtsim::cli::sweep_command(args);
     if (command == "analyze")
       return dtsim::cli::analyze_command(args);
+    if (command == "report")
+      return dtsim::cli::report_command(args);
     std::cerr << "dtsim: unknown command '" << command << "'\n" << kUsage;
     return 2;
   } catch (const dtsim::ConfigError& e) {

@@ -115,6 +115,9 @@ int main(int argc, char** argv) {
   try {
     const Args a = parse(argc, argv);
     SweepPlan plan = plan_sweep(a.file);
+    if (plan.tune)
+      throw ConfigError(a.file + ": tune: the MPI launcher does not run tuning steps; run the "
+                                 "sweep with dtsim sweep (--shard K/N splits it across jobs)");
     if (!a.output.empty())
       plan.output_dir = a.output;
     if (rank == 0) {

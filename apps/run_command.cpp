@@ -118,6 +118,8 @@ int run_command(const std::vector<std::string>& args) {
               static_cast<double>(r.updates) / std::max(r.wall_seconds, 1e-9),
               r.sim_time_s / std::max(r.wall_seconds, 1e-9));
   std::printf("  trace: %s\n", plan.output_path.c_str());
+  for (const std::string& w : r.warnings)
+    std::fprintf(stderr, "warning: %s: %s\n", plan.name.c_str(), w.c_str());
   switch (r.status) {
   case RunStatus::Completed:
     return 0;

@@ -1,16 +1,23 @@
 // SPDX-License-Identifier: MIT
 // `dtsim sweep`: every point of a sweep file as one run, in parallel, resumable, shardable.
+#include "analysis/run_table.hpp"
 #include "apps/commands.hpp"
 #include "apps/sweep_runner.hpp"
+#include "apps/sweep_tuning.hpp"
+#include "sim/core/build_info.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/params.hpp"
 #include "sim/scenario/run_plan.hpp"
 #include "sim/scenario/sweep_plan.hpp"
 #include "sim/trace/trace_reader.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <tbb/global_control.h>
 #include <tbb/info.h>
@@ -78,31 +85,28 @@ SweepArgs parse(const std::vector<std::string>& args) {
   return a;
 }
 
-} // namespace
+// <dir>/sweep-info.yaml: what produced the folder (for `dtsim report`'s provenance).
+void write_sweep_info(const SweepPlan& plan, const SweepArgs& a,
+                      const std::vector<std::string>& args) {
+  const BuildInfo& b = build_info();
+  char date[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  std::string command = "dtsim sweep";
+  for (const std::string& arg : args)
+    command += " " + arg;
+  std::ofstream out(plan.output_dir + "/sweep-info.yaml");
+  out << "sweep_file: " << a.file << "\ncommand: '" << command << "'\nstarted: " << date
+      << "\ndtsim_version: " << b.version << "\nbuild_commit: " << b.commit
+      << "\nbuild_compiler: " << b.compiler << "\nbuild_march: " << b.march
+      << "\nbuild_isa: " << b.isa << "\nthreads: " << tbb::info::default_concurrency()
+      << "\njobs: " << a.jobs << "\n";
+}
 
-int sweep_command(const std::vector<std::string>& args) {
-  const SweepArgs a = parse(args);
-  SweepPlan plan = plan_sweep(a.file);
-  if (!a.output.empty())
-    plan.output_dir = a.output;
-  const std::vector<SweepPoint> points = shard(plan.points, a.shard_k, a.shard_n);
-  std::fprintf(stderr, "%s: %zu points (%zu in shard %d/%d), base %s, output %s/\n",
-               plan.name.c_str(), plan.points.size(), points.size(), a.shard_k, a.shard_n,
-               plan.base_scenario.c_str(), plan.output_dir.c_str());
-  if (a.dry_run) {
-    for (const SweepPoint& p : points) {
-      std::printf("%s", p.name.c_str());
-      for (const std::string& o : p.overrides)
-        std::printf("  --set '%s'", o.c_str());
-      std::printf("\n");
-    }
-    return 0;
-  }
-  // Validate every point before running any (a typo fails fast, not after hours).
-  for (const SweepPoint& p : points)
-    plan_run(plan.base_scenario, p.overrides);
-  std::filesystem::create_directories(plan.output_dir);
-
+// Runs `points` (all, or those without a trace under --resume) with `jobs` parallel runs and
+// keeps <dir>/<index_name> up to date. Returns the outcomes, aligned with `points`.
+std::vector<Outcome> run_points(const SweepPlan& plan, const std::vector<SweepPoint>& points,
+                                const SweepArgs& a, const char* phase) {
   std::vector<Outcome> outcomes(points.size());
   std::vector<std::size_t> todo;
   for (std::size_t i = 0; i < points.size(); ++i) {
@@ -111,13 +115,17 @@ int sweep_command(const std::vector<std::string>& args) {
       outcomes[i] = outcome_of_trace(trace);
       continue;
     }
+    std::filesystem::create_directories(std::filesystem::path(trace).parent_path());
     todo.push_back(i);
   }
-  std::fprintf(stderr, "%zu to run, %zu already done\n", todo.size(), points.size() - todo.size());
+  std::fprintf(stderr, "%s: %zu to run, %zu already done\n", phase, todo.size(),
+               points.size() - todo.size());
+  const std::string index_dir =
+      std::string(phase) == "tuning" ? plan.output_dir + "/tune" : plan.output_dir;
 
-  std::mutex mutex; // guards outcomes, counters and index.csv
+  std::mutex mutex; // guards outcomes, counters and the index
   std::atomic<std::size_t> next{0};
-  std::size_t done = 0, failed = 0, running = 0;
+  std::size_t done = 0, failed = 0, diverged = 0, running = 0;
   const auto start = std::chrono::steady_clock::now();
   auto run_point = [&](std::size_t i) {
     const SweepPoint& p = points[i];
@@ -126,16 +134,18 @@ int sweep_command(const std::vector<std::string>& args) {
     outcomes[i] = o;
     --running;
     ++done;
-    if (o.status != "completed")
-      ++failed;
+    diverged += o.status == "diverged";
+    failed += o.status != "completed" && o.status != "diverged";
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const double eta =
         elapsed / static_cast<double>(done) * static_cast<double>(todo.size() - done);
-    std::fprintf(stderr, "[%zu/%zu done, %zu running, %zu failed, ETA %s] %s: %s acc %.4f\n", done,
-                 todo.size(), running, failed, format_duration(eta).c_str(), p.name.c_str(),
-                 o.status.c_str(), o.accuracy);
-    write_index(plan.output_dir, points, outcomes);
+    std::fprintf(
+        stderr,
+        "[%s %zu/%zu done, %zu running, %zu diverged, %zu failed, ETA %s] %s: %s acc %.4f\n", phase,
+        done, todo.size(), running, diverged, failed, format_duration(eta).c_str(), p.name.c_str(),
+        o.status.c_str(), o.accuracy);
+    write_index(index_dir, points, outcomes);
   };
   // `jobs` loops on the one oneTBB pool pull points in order; each run's gradients and
   // evaluations are tasks on the same pool. Results equal running each point alone.
@@ -151,9 +161,117 @@ int sweep_command(const std::vector<std::string>& args) {
       }
     });
   group.wait();
-  write_index(plan.output_dir, points, outcomes);
-  std::fprintf(stderr, "%s: %zu run, %zu not completed; index %s/index.csv\n", plan.name.c_str(),
-               done, failed, plan.output_dir.c_str());
+  std::filesystem::create_directories(index_dir);
+  write_index(index_dir, points, outcomes);
+  return outcomes;
+}
+
+void print_dry_run(const std::vector<SweepPoint>& points) {
+  for (const SweepPoint& p : points) {
+    std::printf("%s", p.name.c_str());
+    for (const std::string& o : p.overrides)
+      std::printf("  --set '%s'", o.c_str());
+    std::printf("\n");
+  }
+}
+
+// The tuning phase: runs every group's grid on the tuning seeds (this shard's share), then
+// fixes the chosen value in each evaluation point. Points of groups whose tuning is not
+// complete (other shards still running) are dropped from this invocation.
+std::vector<SweepPoint> tune(const SweepPlan& plan, std::vector<SweepPoint> points,
+                             const SweepArgs& a) {
+  const std::vector<TuningGroup> groups = tuning_groups(plan);
+  std::vector<SweepPoint> runs;
+  for (const TuningGroup& g : groups)
+    runs.insert(runs.end(), g.runs.begin(), g.runs.end());
+  runs = shard(runs, a.shard_k, a.shard_n);
+  std::fprintf(stderr, "tuning %s: %zu groups x %zu values x %zu seeds (%zu runs in this shard)\n",
+               plan.tune->key.c_str(), groups.size(),
+               groups.empty() ? 0 : groups[0].candidates.size(), plan.tune->seeds.size(),
+               runs.size());
+  if (a.dry_run) {
+    print_dry_run(runs);
+    return points;
+  }
+  for (const SweepPoint& r : runs) // fail fast on a bad value
+    plan_run(plan.base_scenario, r.overrides);
+  run_points(plan, runs, a, "tuning");
+  const std::vector<TuningChoice> choices = choose_values(plan, groups);
+  std::vector<SweepPoint> ready;
+  for (SweepPoint& p : points) {
+    const auto g = static_cast<std::size_t>(
+        std::find_if(
+            groups.begin(), groups.end(),
+            [&](const TuningGroup& x) { return x.name == (p.group.empty() ? "all" : p.group); }) -
+        groups.begin());
+    if (!choices[g].ready) {
+      std::fprintf(stderr,
+                   "%s: tuning of its group is incomplete (other shards?); run again "
+                   "with --resume once they are done\n",
+                   p.name.c_str());
+      continue;
+    }
+    p.tuned = plan.tune->key + "=" + choices[g].value;
+    // Before the name override, after the point's own settings: the chosen value wins.
+    p.overrides.insert(p.overrides.end() - 1, p.tuned);
+    ready.push_back(std::move(p));
+  }
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    if (choices[g].ready)
+      std::fprintf(stderr, "tuned %s: %s = %s (%s %.4f)%s\n", groups[g].name.c_str(),
+                   plan.tune->key.c_str(), choices[g].value.c_str(), plan.tune->criterion.c_str(),
+                   choices[g].score, choices[g].at_edge ? "  [at the edge of the grid]" : "");
+  return ready;
+}
+
+// Throws ConfigError on a `tune:` block that cannot run: an unknown criterion, a tuning seed
+// that is also an evaluation seed, a factor grid on a point without a numeric value.
+void check_tune(const SweepPlan& plan, const std::string& file) {
+  const auto& columns = analysis::run_columns();
+  if (std::find(columns.begin(), columns.end(), plan.tune->criterion) == columns.end()) {
+    const std::string guess = closest_name(plan.tune->criterion, columns);
+    throw ConfigError(file + ": tune.criterion: unknown measure '" + plan.tune->criterion + "'" +
+                      (guess.empty() ? "" : " (did you mean '" + guess + "'?)"));
+  }
+  tuning_groups(plan);
+}
+
+} // namespace
+
+int sweep_command(const std::vector<std::string>& args) {
+  const SweepArgs a = parse(args);
+  SweepPlan plan = plan_sweep(a.file);
+  if (!a.output.empty())
+    plan.output_dir = a.output;
+  if (plan.tune)
+    check_tune(plan, a.file);
+  std::vector<SweepPoint> points = shard(plan.points, a.shard_k, a.shard_n);
+  std::fprintf(stderr, "%s: %zu points (%zu in shard %d/%d), base %s, output %s/\n",
+               plan.name.c_str(), plan.points.size(), points.size(), a.shard_k, a.shard_n,
+               plan.base_scenario.c_str(), plan.output_dir.c_str());
+  if (!a.dry_run) {
+    // Validate every point before running any (a typo fails fast, not after hours).
+    for (const SweepPoint& p : points)
+      plan_run(plan.base_scenario, p.overrides);
+    std::filesystem::create_directories(plan.output_dir);
+    write_sweep_info(plan, a, args);
+  }
+  if (plan.tune)
+    points = tune(plan, std::move(points), a);
+  if (a.dry_run) {
+    print_dry_run(points);
+    return 0;
+  }
+  const std::vector<Outcome> outcomes = run_points(plan, points, a, "evaluation");
+  const auto count = [&](auto pred) {
+    return static_cast<std::size_t>(std::count_if(outcomes.begin(), outcomes.end(), pred));
+  };
+  const std::size_t diverged = count([](const Outcome& o) { return o.status == "diverged"; });
+  const std::size_t failed =
+      count([](const Outcome& o) { return o.status != "completed" && o.status != "diverged"; });
+  std::fprintf(stderr, "%s: %zu points, %zu diverged (a result), %zu failed; index %s/index.csv\n",
+               plan.name.c_str(), outcomes.size(), diverged, failed, plan.output_dir.c_str());
+  // A diverged run is a result of a stability study; a failure (crash, bad input) is not.
   return failed == 0 ? 0 : 1;
 }
 

@@ -56,12 +56,14 @@ void write_index(const std::string& dir, const std::vector<SweepPoint>& points,
   const std::string tmp = dir + "/index.csv.tmp";
   {
     std::ofstream out(tmp);
-    out << "point,status,final_test_accuracy,wall_s,trace,overrides\n";
+    out << "point,status,final_test_accuracy,wall_s,trace,tuned,overrides\n";
     for (std::size_t i = 0; i < points.size(); ++i) {
       out << points[i].name << ",\"" << outcomes[i].status << "\",";
       if (outcomes[i].accuracy >= 0)
         out << outcomes[i].accuracy;
-      out << ',' << outcomes[i].wall_s << ',' << dir << '/' << points[i].name << ".h5,\"";
+      out << ',' << outcomes[i].wall_s << ',' << dir << '/'
+          << std::filesystem::path(points[i].name).filename().string() << ".h5," << points[i].tuned
+          << ",\"";
       for (std::size_t k = 0; k < points[i].overrides.size(); ++k)
         out << (k ? " " : "") << points[i].overrides[k];
       out << "\"\n";

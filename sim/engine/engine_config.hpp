@@ -27,9 +27,12 @@ struct EngineConfig {
   double stop_sim_time_s = 0;
   std::int64_t stop_steps = 0;  // gradient steps per node (total >= steps * nodes)
   double divergence_loss = 1e3; // a minibatch loss above this (or NaN/Inf) = diverged
-  // Evaluation.
-  double eval_every_s = 1.0;          // simulated seconds between evaluations
-  std::int64_t eval_test_samples = 0; // 0 = whole test split
+  // Evaluation: exactly one rule is > 0. Progress rules (epochs, updates) give every node
+  // count the same number of evaluations per epoch; a time rule gives larger n fewer.
+  double eval_every_s = 0;             // simulated seconds between evaluations
+  double eval_every_epochs = 0.05;     // fraction of a pass over the whole training set
+  std::int64_t eval_every_updates = 0; // updates (all nodes together) between evaluations
+  std::int64_t eval_test_samples = 0;  // 0 = whole test split
   bool eval_per_node = false;
   std::int64_t eval_per_node_samples = 1000;
   // One /epochs row each time the nodes together complete a pass over the training set:

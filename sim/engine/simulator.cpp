@@ -11,6 +11,12 @@
 namespace dtsim {
 namespace {
 constexpr std::size_t kStalenessBins = 257; // 0..255, last bin = ">= 256"
+// Evaluation events: a periodic one (eval.every_s) schedules its successor; a progress one
+// (eval.every_epochs / every_updates) is queued when the threshold is crossed.
+constexpr std::int64_t kPeriodicEvaluation = 0;
+constexpr std::int64_t kProgressEvaluation = 1;
+// Below this many evaluations the stability measures of a curve are not meaningful.
+constexpr std::int64_t kFewEvaluations = 20;
 
 ExampleOrder& required(ExampleOrder* order) {
   DTSIM_ASSERT(order != nullptr, "SimulationParts::order is required");
@@ -178,6 +184,11 @@ void Simulator::set_timer(int node, SimTime delay, std::int32_t tag) {
 
 void Simulator::record_update(int node, std::int64_t staleness, SimTime waited, bool held) {
   ++updates_;
+  if (config_.eval_every_updates > 0 &&
+      updates_ / config_.eval_every_updates > progress_evaluations_) {
+    progress_evaluations_ = updates_ / config_.eval_every_updates;
+    queue_.push(now_, EventKind::Evaluation, -1, -1, kProgressEvaluation);
+  }
   if (config_.record_events) {
     EventRecord rec;
     rec.time_ns = now_.ns();
@@ -239,6 +250,17 @@ void Simulator::on_gradient_ready(const Event& e) {
   ++st.gradient_steps;
   ++gradient_steps_;
   samples_ += slot.count();
+  if (config_.eval_every_epochs > 0) {
+    // Thresholds in examples, so that the k-th evaluation falls at the same fraction of an
+    // epoch whatever the node count.
+    const double every = config_.eval_every_epochs * static_cast<double>(parts_.train->size());
+    const auto crossed =
+        static_cast<std::int64_t>(std::floor(static_cast<double>(samples_) / every));
+    if (crossed > progress_evaluations_) {
+      progress_evaluations_ = crossed;
+      queue_.push(now_, EventKind::Evaluation, -1, -1, kProgressEvaluation);
+    }
+  }
   const double loss = slot.loss();
   if (!std::isfinite(loss) || loss > config_.divergence_loss) {
     stop(RunStatus::Diverged, "node " + std::to_string(node) + " minibatch loss " +
@@ -366,9 +388,12 @@ void Simulator::handle(const Event& e) {
     on_order_timer(e);
     break;
   case EventKind::Evaluation:
-    evaluate();
-    if (!stopped_)
-      queue_.push(now_ + SimTime::from_seconds(config_.eval_every_s), EventKind::Evaluation, -1);
+    // Two progress thresholds crossed at one instant give one row.
+    if (last_eval_time_ != now_)
+      evaluate();
+    if (!stopped_ && e.arg == kPeriodicEvaluation)
+      queue_.push(now_ + SimTime::from_seconds(config_.eval_every_s), EventKind::Evaluation, -1, -1,
+                  kPeriodicEvaluation);
     break;
   case EventKind::Stop:
     stop(RunStatus::Completed, "stop rule reached");
@@ -384,6 +409,7 @@ void Simulator::evaluate() {
     slot->wait();
   const auto t0 = std::chrono::steady_clock::now();
   last_eval_time_ = now_;
+  ++evaluations_;
   MetricsRow row;
   auto& c = row.columns;
   c.emplace_back("sim_time_s", now_.seconds());
@@ -568,7 +594,9 @@ RunResult Simulator::run(RunHeader header) {
     for (int i = 1; i < nodes_; ++i)
       node_params_.col(i) = node_params_.col(0);
   }
-  queue_.push(SimTime(), EventKind::Evaluation, -1); // row 0: the initial model
+  // Row 0: the initial model.
+  queue_.push(SimTime(), EventKind::Evaluation, -1, -1,
+              config_.eval_every_s > 0 ? kPeriodicEvaluation : kProgressEvaluation);
   if (config_.stop_sim_time_s > 0)
     queue_.push(SimTime::from_seconds(config_.stop_sim_time_s), EventKind::Stop, -1);
   parts_.algorithm->start(*this);
@@ -600,7 +628,14 @@ RunResult Simulator::run(RunHeader header) {
     }
   if (last_eval_time_ != now_ && status_ != RunStatus::Diverged)
     evaluate();
-  const RunSummary s = summary();
+  RunSummary s = summary();
+  if (evaluations_ < kFewEvaluations && status_ == RunStatus::Completed) {
+    s.warnings.push_back(
+        "only " + std::to_string(evaluations_) + " evaluations (fewer than " +
+        std::to_string(kFewEvaluations) +
+        "): stability measures of this run rest on too few points; evaluate more often "
+        "(eval.every_epochs, default 0.05 = 20 per epoch)");
+  }
   parts_.trace->finish(s);
 
   RunResult r;
@@ -618,6 +653,8 @@ RunResult Simulator::run(RunHeader header) {
   r.eval_wall_seconds = eval_wall_s_;
   r.order_wall_seconds = order_task_wall_s_ + order_engine_wall_s_;
   r.epoch_wall_seconds = epoch_wall_s_;
+  r.evaluations = evaluations_;
+  r.warnings = s.warnings;
   return r;
 }
 

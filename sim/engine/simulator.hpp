@@ -54,6 +54,8 @@ struct RunResult {
   double eval_wall_seconds = 0;
   double order_wall_seconds = 0; // orderer work: in the tasks and on the engine thread
   double epoch_wall_seconds = 0; // per-epoch measurements (eval.per_epoch)
+  std::int64_t evaluations = 0;  // /metrics rows
+  std::vector<std::string> warnings;
 };
 
 // The single-threaded event loop; numeric work (gradients, evaluation) runs on oneTBB.
@@ -161,6 +163,8 @@ private:
   std::int64_t bytes_sent_ = 0;
   std::int64_t order_bytes_ = 0;
   std::int64_t epochs_measured_ = 0;
+  std::int64_t evaluations_ = 0;
+  std::int64_t progress_evaluations_ = 0; // progress thresholds crossed so far
   double loss_sum_since_eval_ = 0;
   std::int64_t losses_since_eval_ = 0;
   double staleness_sum_since_eval_ = 0;

@@ -69,6 +69,7 @@ struct RunSummary {
   std::vector<std::pair<std::string, std::vector<double>>> node_columns; // per node
   std::vector<std::int64_t> staleness_histogram; // [s] = updates with staleness s; last = ">="
   std::vector<std::pair<std::string, double>> number_attributes;
+  std::vector<std::string> warnings; // stored as the text attribute `warnings`, one per line
 };
 
 // requires: begin() first, then metrics()/epoch()/event() any number of times, then finish()

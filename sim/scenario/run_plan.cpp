@@ -5,6 +5,7 @@
 
 #include "data/load_dataset.hpp"
 #include "models/make_model.hpp"
+#include "sim/core/build_info.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/optimizers/algorithm_setup.hpp"
 #include "sim/optimizers/ordering/order_setup.hpp"
@@ -35,7 +36,18 @@ void read_stop(const Params& p, EngineConfig& e) {
 }
 
 void read_eval(const Params& p, EngineConfig& e, const Model& model) {
-  e.eval_every_s = p.number("every_s", 1.0, Range::positive());
+  // One rule; with none given, 20 evaluations per epoch (the same count at any node count,
+  // so stability measures see as many points at n = 8 as at n = 256). 0 = rule off.
+  const bool given = p.has("every_s") || p.has("every_epochs") || p.has("every_updates");
+  e.eval_every_s = p.number("every_s", 0.0, Range::non_negative());
+  e.eval_every_epochs = p.number("every_epochs", given ? 0.0 : 0.05, Range::non_negative());
+  e.eval_every_updates = p.integer("every_updates", 0, Range::non_negative());
+  const int rules = (e.eval_every_s > 0) + (e.eval_every_epochs > 0) + (e.eval_every_updates > 0);
+  if (rules != 1)
+    p.fail(e.eval_every_s > 0 ? "every_s" : "every_epochs",
+           std::string(rules == 0 ? "no evaluation rule" : "more than one evaluation rule") +
+               ": set exactly one of eval.every_s, eval.every_epochs, eval.every_updates to a "
+               "value > 0 (the others 0 or absent)");
   e.eval_test_samples = p.integer("test_samples", 0, Range::non_negative());
   e.eval_per_node = p.flag("per_node", false);
   e.eval_per_node_samples = p.integer("per_node_samples", 1000, Range::positive());
@@ -102,6 +114,9 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
   for (const auto& idx : plan.partition.node_indices)
     setup.node_samples.push_back(static_cast<std::int64_t>(idx.size()));
   plan.algorithm = builtin_algorithms().make(alg, "name", "dsgd", setup);
+  // What tables and plots call this configuration (sweeps set it per point, e.g. "DSGDm-N
+  // async" where two points share an algorithm name).
+  plan.label = root.text("label", alg.text("name", "dsgd"));
 
   const Params system = root.child("system");
   plan.compute = std::make_unique<ComputeTimeModel>(system.child("compute"), nodes, plan.seed);
@@ -142,9 +157,11 @@ RunResult execute_plan(RunPlan& plan, TraceSink& sink, int threads) {
   header.scenario_yaml = plan.resolved_yaml;
   header.seed = plan.seed;
   header.text_attributes = {
-      {"dtsim_version", DTSIM_VERSION},  {"scenario_file", plan.source_file},
-      {"model", plan.model->describe()}, {"algorithm", plan.algorithm->describe()},
-      {"order", plan.order->describe()}, {"topology", plan.topology->name()}};
+      {"dtsim_version", build_info().version},   {"build_commit", build_info().commit},
+      {"build_compiler", build_info().compiler}, {"build_march", build_info().march},
+      {"build_isa", build_info().isa},           {"scenario_file", plan.source_file},
+      {"model", plan.model->describe()},         {"algorithm", plan.algorithm->describe()},
+      {"order", plan.order->describe()},         {"topology", plan.topology->name()}};
   header.number_attributes = {{"threads", threads},
                               {"batch_size", plan.engine.batch_size},
                               {"memory_estimate_bytes", plan.memory_estimate_bytes}};

@@ -25,6 +25,7 @@ namespace dtsim {
 // filled in: stored in the trace, it reproduces the run exactly.
 struct RunPlan {
   std::string name;
+  std::string label; // scenario key `label`: the configuration's name in tables and plots
   std::string source_file;
   std::string resolved_yaml;
   std::uint64_t seed = 0;

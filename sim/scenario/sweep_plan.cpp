@@ -35,6 +35,8 @@ std::string compact(const ParamNode& n) {
   return "";
 }
 
+} // namespace
+
 std::string name_fragment(const std::string& text) {
   std::string out;
   for (char c : text) {
@@ -52,12 +54,34 @@ std::string name_fragment(const std::string& text) {
   return collapsed;
 }
 
+namespace {
+
 struct Setting {
   std::string key;
   std::string value; // compact YAML, usable in --set key=value
 };
 
 // A list of points, each a map of dotted keys to values.
+TuneSpec read_tune(const Params& t) {
+  TuneSpec spec;
+  spec.key = t.text("key");
+  if (spec.key == "seed" || spec.key == "name")
+    t.fail("key", "a scenario key other than seed and name");
+  spec.values = t.numbers("values", {});
+  spec.factors = t.numbers("factors", {}, Range::positive());
+  if (spec.values.empty() == spec.factors.empty())
+    t.fail("values", "exactly one of tune.values (the grid) and tune.factors (multiples of each "
+                     "group's own value), as a non-empty list");
+  for (double s : t.numbers("seeds", {}, Range::non_negative()))
+    spec.seeds.push_back(static_cast<std::uint64_t>(s));
+  if (spec.seeds.empty())
+    t.fail("seeds", "a non-empty list of tuning seeds, e.g. [101, 102]");
+  spec.criterion = t.text("criterion", "final_acc");
+  spec.maximize = t.choice("goal", "max", {"max", "min"}) == "max";
+  t.reject_unused();
+  return spec;
+}
+
 std::vector<std::vector<Setting>> read_points(const ParamNode& list, const std::string& path) {
   std::vector<std::vector<Setting>> points;
   for (const ParamNode& pt : list.items) {
@@ -139,9 +163,13 @@ SweepPlan plan_sweep(const std::string& sweep_path) {
       tree->fields.emplace_back(key, ParamNode());
       tree->fields.back().second.used = true;
     }
+  if (p.has("tune"))
+    plan.tune = read_tune(p.child("tune"));
   // Labels are read lazily above; touch every label so that unknown ones are reported.
   for (auto& [key, node] : labels.node().fields)
     labels.text(key);
+  if (plan.tune)
+    plan.tune_label = label_of(plan.tune->key);
   p.reject_unused();
   if (axes.empty() && explicit_points.empty())
     p.fail("grid", "a sweep needs a grid or points");
@@ -171,8 +199,14 @@ SweepPlan plan_sweep(const std::string& sweep_path) {
   for (const auto& c : combos) {
     SweepPoint pt;
     for (const Setting& s : c) {
-      pt.name += (pt.name.empty() ? "" : "_") + label_of(s.key) + "=" + name_fragment(s.value);
+      const std::string fragment = label_of(s.key) + "=" + name_fragment(s.value);
+      pt.name += (pt.name.empty() ? "" : "_") + fragment;
+      if (s.key != "seed")
+        pt.group += (pt.group.empty() ? "" : "_") + fragment;
       pt.overrides.push_back(s.key + "=" + s.value);
+      if (plan.tune && s.key == plan.tune->key)
+        throw ConfigError(sweep_path + ": tune.key " + s.key +
+                          " is also set by the grid or a point; the tuning step chooses it");
     }
     if (!names.insert(pt.name).second)
       throw ConfigError(sweep_path + ": two points are both named '" + pt.name +

@@ -25,9 +25,9 @@ namespace {
 using Kind = Hdf5Handle::Kind;
 
 // Root attributes owned by the sink; header and summary attributes may not reuse them.
-constexpr std::array<const char*, 9> kReservedAttributes = {
-    "schema_version", "name",       "scenario",     "seed",  "status",
-    "status_message", "start_time", "wall_seconds", "events"};
+constexpr std::array<const char*, 10> kReservedAttributes = {
+    "schema_version", "name",       "scenario",     "seed",   "status",
+    "status_message", "start_time", "wall_seconds", "events", "warnings"};
 
 bool is_reserved(const std::string& name) {
   for (const char* r : kReservedAttributes)
@@ -388,6 +388,10 @@ void Hdf5TraceSink::finish(const RunSummary& summary) {
   }
   set_text(file, "status", to_string(summary.status), path);
   set_text(file, "status_message", summary.message, path);
+  std::string warnings;
+  for (const std::string& w : summary.warnings)
+    warnings += (warnings.empty() ? "" : "\n") + w;
+  set_text(file, "warnings", warnings, path);
   set_number(file, "wall_seconds", summary.wall_seconds, path);
 
   nodes.close();

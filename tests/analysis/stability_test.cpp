@@ -53,7 +53,8 @@ TEST_SUITE("analysis") {
     CHECK_FALSE(natural_less(Key{"8"}, Key{"8"}));
     std::vector<RunRow> rows;
     for (const char* n : {"16", "4", "64", "8"})
-      rows.push_back(RunRow{"", "completed", {n}, std::vector<double>(run_columns().size(), 1.0)});
+      rows.push_back(
+          RunRow{"", "completed", "", {n}, std::vector<double>(run_columns().size(), 1.0), {}});
     const auto groups = group_rows(rows);
     REQUIRE(groups.size() == 4);
     CHECK(groups[0].group == Key{"4"});
@@ -117,7 +118,19 @@ TEST_SUITE("analysis") {
     CHECK(value(r, "best_acc") == doctest::Approx(0.8));
     CHECK(value(r, "time_to_target_s") == doctest::Approx(4.0));
     CHECK(value(r, "updates_to_target") == doctest::Approx(20.0));
-    CHECK(value(r, "acc_worst_drop") == doctest::Approx(0.1));
+    // Four evaluations are too few for any stability window: missing, with the reason.
+    CHECK(std::isnan(value(r, "acc_worst_drop")));
+    CHECK(std::isnan(value(r, "acc_std_2nd_half")));
+    CHECK(r.missing[static_cast<std::size_t>(std::find(cols.begin(), cols.end(), "acc_worst_drop") -
+                                             cols.begin())] == "<10 pts");
+    {
+      // Ten: enough for the whole-curve measures, not for the second half (five points).
+      dtsim::TraceContents longer = t;
+      longer.metrics["test_accuracy"] = {0.1, 0.5, 0.8, 0.7, 0.75, 0.8, 0.8, 0.8, 0.8, 0.8};
+      const RunRow l = summarize_run("l.h5", longer, 0.75);
+      CHECK(value(l, "acc_worst_drop") == doctest::Approx(0.1));
+      CHECK(std::isnan(value(l, "acc_std_2nd_half")));
+    }
     CHECK(value(r, "staleness_mean") == doctest::Approx(1.25));
     CHECK(value(r, "staleness_p95") == 2.0); // 2 of 4 updates at 0-1, all 4 by 2
     CHECK(value(r, "sim_per_wall") == doctest::Approx(5.0));
@@ -137,7 +150,10 @@ TEST_SUITE("analysis") {
     CHECK(groups[0].group == std::vector<std::string>{"asgd"}); // sorted, not as they came
     CHECK(groups[1].runs == 2);
     CHECK(groups[1].mean[0] == doctest::Approx(r.values[0] + 0.1));
-    CHECK(groups[1].std[0] == doctest::Approx(0.1));
+    // Sample std (divisor k - 1) of {x, x + 0.2}: sqrt(0.02); the population std would be 0.1.
+    CHECK(groups[1].std[0] == doctest::Approx(0.1414213562));
+    // 95% CI half-width: t(0.975, 1) = 12.7062047 times std / sqrt(2) = 0.1.
+    CHECK(groups[1].ci95[0] == doctest::Approx(1.27062047));
     CHECK(groups[1].counted[0] == 2);
     // A column only some runs have (here: one of two) counts only those.
     const std::size_t t_col = static_cast<std::size_t>(

@@ -211,7 +211,7 @@ TEST_SUITE("app") {
 
     const auto first = run_cli("sweep " + dir + "/sweep.yaml --jobs 2");
     REQUIRE(first.exit_code == 0);
-    CHECK(first.output.find("[4/4 done, 0 running, 0 failed") != std::string::npos);
+    CHECK(first.output.find("4/4 done, 0 running, 0 diverged, 0 failed") != std::string::npos);
     std::ifstream index(dir + "/out/index.csv");
     std::string line;
     int completed = 0;

@@ -41,7 +41,8 @@ TEST_SUITE("scenario") {
     CHECK(p.partition.node_indices.size() == 4);
     CHECK(p.resolved_yaml.find("weight_decay: 0") != std::string::npos);
     CHECK(p.resolved_yaml.find("latency_s: 0.001") != std::string::npos);
-    CHECK(p.resolved_yaml.find("every_s: 1") != std::string::npos);
+    // Evaluation follows progress by default: 20 per epoch, whatever the node count.
+    CHECK(p.resolved_yaml.find("every_epochs: 0.05") != std::string::npos);
     CHECK(p.output_path == "runs/t.h5");
     // The resolved scenario reproduces itself.
     RunPlan again = plan_run_text(p.resolved_yaml, "resolved.yaml", {});
@@ -51,7 +52,7 @@ TEST_SUITE("scenario") {
   TEST_CASE("plan_run: unknown keys, with a suggestion") {
     CHECK(error_of(kBase + "stopp: {epochs: 1}\n") ==
           "s.yaml:11: stopp: unknown key 'stopp' (did you mean 'stop'?); known keys here: name, "
-          "nodes, data, model, topology, algorithm, stop, seed, system, eval, output");
+          "nodes, data, model, topology, algorithm, stop, seed, label, system, eval, output");
     CHECK(error_of(kBase, {"algorithm.momentun=0.9"})
               .find("--set algorithm.momentun: unknown key "
                     "'momentun' (did you mean 'momentum'?)") == 0);

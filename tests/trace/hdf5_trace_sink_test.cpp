@@ -95,7 +95,8 @@ TEST_SUITE("trace") {
     CHECK(start[4] == '-');
     CHECK(start[10] == 'T');
     CHECK(start[19] == 'Z');
-    CHECK(t.text_attributes.size() == 8);
+    CHECK(t.text_attributes.at("warnings") == "only 2 evaluations\nsecond warning");
+    CHECK(t.text_attributes.size() == 9);
     CHECK(t.seed == h.seed);
     CHECK(t.number_attributes.at("schema_version") == 1.0);
     CHECK(t.number_attributes.at("wall_seconds") == 2.5);

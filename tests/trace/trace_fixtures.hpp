@@ -79,6 +79,7 @@ inline RunSummary sample_summary(RunStatus status) {
                     {"bytes_received", {3e6, 2e6, 1e6}}};
   s.staleness_histogram = {5, 4, 3, 2, 1};
   s.number_attributes = {{"final_test_accuracy", 0.875}};
+  s.warnings = {"only 2 evaluations", "second warning"};
   return s;
 }
 
