@@ -271,7 +271,9 @@ int report_command(const std::vector<std::string>& args) {
 
   md << "## Provenance\n\n| | |\n|---|---|\n";
   for (const auto& [k, v] : sweep_info(a.dir))
-    md << "| sweep " << k << " | `" << v << "` |\n";
+    md << "| sweep (last invocation) " << k << " | `" << v << "` |\n";
+  for (const auto& [build, count] : runs.builds)
+    md << "| traces written by | " << build << " (" << count << " runs) |\n";
   const BuildInfo& b = build_info();
   std::string report_cmd = "dtsim report";
   for (const std::string& arg : a.command)

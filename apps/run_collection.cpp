@@ -134,6 +134,18 @@ RunCollection collect_runs(const std::vector<std::string>& files,
     if (const auto w = t.text_attributes.find("warnings");
         w != t.text_attributes.end() && !w->second.empty())
       c.warnings.push_back(file + ": " + w->second);
+    auto text = [&](const char* name) {
+      const auto it = t.text_attributes.find(name);
+      return it == t.text_attributes.end() ? std::string("?") : it->second;
+    };
+    const std::string build = "commit " + text("build_commit") + ", " + text("build_compiler") +
+                              ", -march=" + text("build_march");
+    auto known = std::find_if(c.builds.begin(), c.builds.end(),
+                              [&](const auto& b) { return b.first == build; });
+    if (known == c.builds.end())
+      c.builds.emplace_back(build, 1);
+    else
+      ++known->second;
     if (r.status == "diverged") {
       const auto m = t.text_attributes.find("status_message");
       c.diverged.push_back(file + ": " + (m == t.text_attributes.end() ? "" : m->second));

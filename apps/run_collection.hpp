@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dtsim::cli {
@@ -18,6 +19,9 @@ struct RunCollection {
   std::vector<analysis::RunRow> rows; // group = the values of `by`, "-" where a run lacks one
   std::vector<std::string> warnings;  // "<trace>: <the run's warning>", one per line
   std::vector<std::string> diverged;  // "<trace>: <status message>"
+  // The builds that wrote the traces ("commit, compiler, -march=..."), with their run counts,
+  // in order of first appearance: a folder filled by two builds says so.
+  std::vector<std::pair<std::string, std::size_t>> builds;
 };
 
 // Reads every trace (skipping .partial files still being written), summarises it and looks
