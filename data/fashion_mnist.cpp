@@ -67,7 +67,8 @@ Dataset load_part(const std::string& dir, const std::string& stem, const std::st
 
 } // namespace
 
-DataSplit load_fashion_mnist(const std::string& dir, const std::string& where) {
+std::shared_ptr<const DataSplit> load_fashion_mnist(const std::string& dir,
+                                                    const std::string& where) {
   // Decoded once per process: a sweep validates and runs many points on the same files, and
   // decoding is most of a small run's start-up. Keyed by folder and file times, so a changed
   // file is read again.
@@ -77,14 +78,15 @@ DataSplit load_fashion_mnist(const std::string& dir, const std::string& where) {
   for (const char* f : {"train-images-idx3-ubyte.gz", "t10k-images-idx3-ubyte.gz"}) {
     std::error_code ec;
     const auto t = std::filesystem::last_write_time(std::filesystem::path(dir) / f, ec);
-    key += "|" + std::to_string(ec ? 0 : t.time_since_epoch().count());
+    key += '|'; // appended apart: "|" + string trips GCC 12's -Wrestrict false positive
+    key += std::to_string(ec ? 0 : t.time_since_epoch().count());
   }
   const std::lock_guard lock(mutex);
   auto& entry = decoded[key];
   if (!entry)
     entry = std::make_shared<const DataSplit>(
         DataSplit{load_part(dir, "train", where), load_part(dir, "t10k", where)});
-  return *entry;
+  return entry;
 }
 
 } // namespace dtsim

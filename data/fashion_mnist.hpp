@@ -4,6 +4,7 @@
 
 #include "data/dataset.hpp"
 
+#include <memory>
 #include <string>
 
 namespace dtsim {
@@ -12,6 +13,8 @@ namespace dtsim {
 // scaled to [0, 1] and then standardised with the training set's mean and standard deviation.
 // shape = {1, 28, 28}, 10 classes. Throws ConfigError naming `where` and the file, with the
 // Debian package to install when a file is missing.
-DataSplit load_fashion_mnist(const std::string& dir, const std::string& where);
+// Decoded once per process and shared read-only (a sweep plans hundreds of runs on it).
+std::shared_ptr<const DataSplit> load_fashion_mnist(const std::string& dir,
+                                                    const std::string& where);
 
 } // namespace dtsim

@@ -39,7 +39,7 @@ void take_subset(const Params& data, const char* key, std::int64_t k, Dataset& d
 
 } // namespace
 
-DataSplit load_dataset(const Params& data, std::uint64_t seed) {
+std::shared_ptr<const DataSplit> load_dataset(const Params& data, std::uint64_t seed) {
   const std::string kind = data.choice("dataset", "fashion-mnist",
                                        {"fashion-mnist", "synthetic", "cifar10", "cifar100"});
   const auto train_samples = data.integer("train_samples", 0, Range::non_negative());
@@ -49,7 +49,10 @@ DataSplit load_dataset(const Params& data, std::uint64_t seed) {
   // Keys of the other dataset are left unread, so that a stray one is reported as unused.
   if (kind == "fashion-mnist") {
     const std::string path = data.text("path", "/usr/share/datasets/fashion-mnist");
-    s = load_fashion_mnist(path, data.where("path"));
+    const std::shared_ptr<const DataSplit> shared = load_fashion_mnist(path, data.where("path"));
+    if (train_samples == 0 && test_samples == 0)
+      return shared;
+    s = *shared;
   } else if (kind == "cifar10" || kind == "cifar100") {
     // No standard location: the directory must be given.
     if (!data.has("path"))
@@ -72,7 +75,7 @@ DataSplit load_dataset(const Params& data, std::uint64_t seed) {
   // Separate streams: the test subset must not depend on how much training data was kept.
   take_subset(data, "train_samples", train_samples, s.train, Rng::stream(seed, "data-subset", 0));
   take_subset(data, "test_samples", test_samples, s.test, Rng::stream(seed, "data-subset", 1));
-  return s;
+  return std::make_shared<const DataSplit>(std::move(s));
 }
 
 std::vector<std::pair<std::string, std::string>> dataset_kinds() {

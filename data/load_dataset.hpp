@@ -6,6 +6,7 @@
 #include "sim/core/params.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,7 +39,8 @@ namespace dtsim {
 // (cifar100), train_samples, test_samples
 // (0 = all) and, for synthetic, its generator keys. Subsets are the first examples of a
 // seeded shuffle. Throws ConfigError on bad keys or missing files (naming the Debian package).
-DataSplit load_dataset(const Params& data, std::uint64_t seed);
+// The whole Fashion-MNIST set is shared, not copied: planning a run costs no 220 MB copy.
+std::shared_ptr<const DataSplit> load_dataset(const Params& data, std::uint64_t seed);
 
 // The dataset names `dataset:` accepts, each with a one-line description (for `dtsim list`).
 std::vector<std::pair<std::string, std::string>> dataset_kinds();

@@ -76,10 +76,11 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
   plan.engine.batch_size =
       static_cast<int>(data.integer("batch_size", 32, Range::between(1, 65536)));
   plan.data = load_dataset(data, plan.seed);
-  plan.partition = make_partition(data.child("partition"), plan.data.train.labels,
-                                  plan.data.train.num_classes, nodes, plan.seed);
+  plan.partition = make_partition(data.child("partition"), plan.data->train.labels,
+                                  plan.data->train.num_classes, nodes, plan.seed);
 
-  plan.model = make_model(root.child("model"), plan.data.train.shape, plan.data.train.num_classes);
+  plan.model =
+      make_model(root.child("model"), plan.data->train.shape, plan.data->train.num_classes);
   plan.order = make_order(data.child("order"), OrderSetup{nodes, plan.engine.batch_size, plan.seed,
                                                           &plan.partition, plan.model.get()});
   const double dim = static_cast<double>(plan.model->num_params());
@@ -105,7 +106,7 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
   AlgorithmSetup setup{nodes, plan.model->num_params(), &*plan.topology};
   setup.mixing = plan.mixing.get();
   setup.batch_size = plan.engine.batch_size;
-  const auto train_size = static_cast<double>(plan.data.train.size());
+  const auto train_size = static_cast<double>(plan.data->train.size());
   setup.budget_epochs = plan.engine.stop_epochs > 0 ? plan.engine.stop_epochs
                         : plan.engine.stop_steps > 0
                             ? static_cast<double>(plan.engine.stop_steps) * plan.engine.batch_size *
@@ -147,7 +148,7 @@ RunPlan plan_run_text(const std::string& yaml, const std::string& name,
 }
 
 RunResult execute_plan(RunPlan& plan, TraceSink& sink, int threads) {
-  SimulationParts parts{&plan.data.train,   &plan.data.test,      &plan.partition,
+  SimulationParts parts{&plan.data->train,  &plan.data->test,     &plan.partition,
                         plan.model.get(),   &*plan.topology,      plan.compute.get(),
                         plan.network.get(), plan.algorithm.get(), &sink,
                         plan.order.get()};

@@ -29,7 +29,7 @@ struct RunPlan {
   std::string source_file;
   std::string resolved_yaml;
   std::uint64_t seed = 0;
-  DataSplit data;
+  std::shared_ptr<const DataSplit> data; // shared: Fashion-MNIST is loaded once per process
   Partition partition;
   std::unique_ptr<Model> model;
   std::optional<Topology> topology;

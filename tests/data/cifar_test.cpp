@@ -79,7 +79,8 @@ TEST_SUITE("data") {
   TEST_CASE("Cifar10: tiny binary files load in order, standardised per channel") {
     const TempDir dir("c10");
     write_cifar10(dir.path);
-    const DataSplit s = load_dataset(make_params({{"dataset", "cifar10"}, {"path", dir.str()}}), 1);
+    const DataSplit s =
+        *load_dataset(make_params({{"dataset", "cifar10"}, {"path", dir.str()}}), 1);
     CHECK(s.train.name == "cifar10");
     CHECK(s.train.num_classes == 10);
     CHECK(s.train.shape == std::vector<int>{3, 32, 32});
@@ -105,7 +106,7 @@ TEST_SUITE("data") {
     write_records(dir.path / "train.bin", {{3, 71}, {19, 99}, {0, 5}}, 0);
     write_records(dir.path / "test.bin", {{12, 42}}, 10);
     const Params fine = make_params({{"dataset", "cifar100"}, {"path", dir.str()}});
-    const DataSplit f = load_dataset(fine, 1);
+    const DataSplit f = *load_dataset(fine, 1);
     CHECK(f.train.name == "cifar100");
     CHECK(f.train.num_classes == 100);
     CHECK(f.train.labels == std::vector<std::int32_t>{71, 99, 5});
@@ -114,7 +115,7 @@ TEST_SUITE("data") {
     CHECK(fine.node().find("labels")->scalar == "fine");
     CHECK(f.train.features(1024 + 33, 2) == standardised(pixel(2, 1, 1, 1), 0.4865f, 0.2564f));
 
-    const DataSplit c = load_dataset(
+    const DataSplit c = *load_dataset(
         make_params({{"dataset", "cifar100"}, {"path", dir.str()}, {"labels", "coarse"}}), 1);
     CHECK(c.train.num_classes == 20);
     CHECK(c.train.labels == std::vector<std::int32_t>{3, 19, 0});

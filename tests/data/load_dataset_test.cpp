@@ -50,7 +50,7 @@ TEST_SUITE("data") {
     const std::string dir = "/usr/share/datasets/fashion-mnist";
     REQUIRE_MESSAGE(std::filesystem::exists(dir + "/train-images-idx3-ubyte.gz"),
                     "install the Debian package dataset-fashion-mnist");
-    const DataSplit s = load_dataset(params_of({}), 1);
+    const DataSplit s = *load_dataset(params_of({}), 1);
     CHECK(s.train.name == "fashion-mnist");
     CHECK(s.train.size() == 60000);
     CHECK(s.test.size() == 10000);
@@ -84,9 +84,9 @@ TEST_SUITE("data") {
 
   TEST_CASE("Synthetic: deterministic per seed, different across seeds, learnable") {
     const test::Fields keys = {{"dataset", "synthetic"}};
-    const DataSplit a = load_dataset(params_of(keys), 7);
-    const DataSplit b = load_dataset(params_of(keys), 7);
-    const DataSplit c = load_dataset(params_of(keys), 8);
+    const DataSplit a = *load_dataset(params_of(keys), 7);
+    const DataSplit b = *load_dataset(params_of(keys), 7);
+    const DataSplit c = *load_dataset(params_of(keys), 8);
     CHECK(a.train.size() == 2000);
     CHECK(a.test.size() == 500);
     CHECK(a.train.num_features() == 20);
@@ -102,7 +102,7 @@ TEST_SUITE("data") {
     // Learnable but not trivial with the default separation, for several seeds.
     for (std::uint64_t seed : {7, 8, 9, 10}) {
       CAPTURE(seed);
-      const double acc = nearest_mean_accuracy(load_dataset(params_of(keys), seed));
+      const double acc = nearest_mean_accuracy(*load_dataset(params_of(keys), seed));
       CHECK(acc > 0.8);
       CHECK(acc < 0.995);
     }
@@ -116,7 +116,7 @@ TEST_SUITE("data") {
                                                    {"test", "9"},
                                                    {"separation", "1.5"}},
                                                   10));
-    const DataSplit s = load_dataset(Params(root, "s.yaml"), 1);
+    const DataSplit s = *load_dataset(Params(root, "s.yaml"), 1);
     CHECK(s.train.size() == 30);
     CHECK(s.test.size() == 9);
     CHECK(s.train.num_features() == 5);
@@ -134,8 +134,8 @@ TEST_SUITE("data") {
   TEST_CASE("load_dataset: subsets have the asked sizes and are seeded") {
     const test::Fields keys = {
         {"dataset", "synthetic"}, {"train_samples", "100"}, {"test_samples", "50"}};
-    const DataSplit a = load_dataset(params_of(keys), 3);
-    const DataSplit b = load_dataset(params_of(keys), 3);
+    const DataSplit a = *load_dataset(params_of(keys), 3);
+    const DataSplit b = *load_dataset(params_of(keys), 3);
     CHECK(a.train.size() == 100);
     CHECK(a.train.features.cols() == 100);
     CHECK(a.test.size() == 50);
@@ -144,7 +144,7 @@ TEST_SUITE("data") {
     CHECK(a.train.features == b.train.features);
 
     // The subset is made of examples of the full set, with their own labels.
-    const DataSplit full = load_dataset(params_of({{"dataset", "synthetic"}}), 3);
+    const DataSplit full = *load_dataset(params_of({{"dataset", "synthetic"}}), 3);
     int found = 0;
     for (Eigen::Index j = 0; j < 100; ++j)
       for (Eigen::Index i = 0; i < full.train.features.cols(); ++i)
