@@ -18,9 +18,9 @@
 namespace dtsim {
 namespace {
 
-// The mixing matrix is dense (nodes^2 doubles, 128 MiB at 4096) and its spectrum costs
-// O(nodes^3) (about 30 s at 4096 nodes, 0.5 s at 1024, on the 2-core build machine), so
-// larger graphs are refused rather than left to exhaust the machine.
+// The mixing matrix is still stored dense (nodes^2 doubles, 128 MiB at 4096) and checked in
+// O(nodes^2), so larger graphs are refused rather than left to exhaust the machine. (Its
+// spectrum no longer limits: Lanczos on the sparse W, 2 s for a 4096-node ring.)
 constexpr int kMaxNodes = 4096;
 
 using Edges = std::vector<std::pair<int, int>>; // undirected, each edge once

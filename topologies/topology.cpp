@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Topology: validation of the graph and mixing matrix, diameter (BFS) and spectral gap.
 #include "topologies/topology.hpp"
+#include "topologies/spectrum.hpp"
 
 #include "sim/core/errors.hpp"
 
@@ -118,17 +119,6 @@ int compute_diameter(const std::vector<std::vector<int>>& nb) {
   return diameter;
 }
 
-// The ascending eigenvalues of the symmetric W, whose largest is 1.
-Eigen::VectorXd eigenvalues(const Eigen::MatrixXd& w) {
-  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(w, Eigen::EigenvaluesOnly);
-  DTSIM_ASSERT(solver.info() == Eigen::Success,
-               "eigenvalues of the mixing matrix did not converge");
-  const Eigen::VectorXd& ev = solver.eigenvalues();
-  DTSIM_ASSERT(std::fabs(ev(ev.size() - 1) - 1.0) < 1e-9,
-               "a doubly stochastic W has largest eigenvalue 1");
-  return ev;
-}
-
 } // namespace
 
 Topology::Topology(std::string name, std::vector<std::vector<int>> neighbors,
@@ -143,10 +133,11 @@ Topology::Topology(std::string name, std::vector<std::vector<int>> neighbors,
     for (int j : neighbors_[i])
       weights_[i].push_back(mixing_(static_cast<Eigen::Index>(i), j));
   diameter_ = compute_diameter(neighbors_);
-  const Eigen::VectorXd ev = eigenvalues(mixing_);
-  const Eigen::Index n = ev.size();
-  spectral_gap_ = n == 1 ? 1.0 : 1.0 - std::max(std::fabs(ev(n - 2)), std::fabs(ev(0)));
-  min_eigenvalue_ = ev(0);
+  const Eigen::VectorXd self = mixing_.diagonal();
+  const MixingSpectrum spectrum =
+      mixing_spectrum(neighbors_, weights_, std::span<const double>(self.data(), self.size()));
+  spectral_gap_ = spectrum.gap;
+  min_eigenvalue_ = spectrum.lambda_min;
 }
 
 int Topology::min_degree() const {
