@@ -109,17 +109,29 @@ std::vector<Outcome> run_points(const SweepPlan& plan, const std::vector<SweepPo
                                 const SweepArgs& a, const char* phase) {
   std::vector<Outcome> outcomes(points.size());
   std::vector<std::size_t> todo;
+  std::size_t stale = 0;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const std::string trace = plan.output_dir + "/" + points[i].name + ".h5";
     if (a.resume && std::filesystem::exists(trace)) {
-      outcomes[i] = outcome_of_trace(trace);
-      continue;
+      // Kept only if it ran exactly this point's resolved scenario: a changed sweep file or
+      // a new tuning choice reruns the point instead of mixing old and new settings.
+      const TraceContents t = read_trace(trace);
+      const auto scenario = t.text_attributes.find("scenario");
+      if (scenario != t.text_attributes.end() &&
+          scenario->second == plan_run(plan.base_scenario, points[i].overrides).resolved_yaml) {
+        outcomes[i] = outcome_of_trace(trace);
+        continue;
+      }
+      ++stale;
     }
     std::filesystem::create_directories(std::filesystem::path(trace).parent_path());
     todo.push_back(i);
   }
-  std::fprintf(stderr, "%s: %zu to run, %zu already done\n", phase, todo.size(),
+  std::fprintf(stderr, "%s: %zu to run, %zu already done", phase, todo.size(),
                points.size() - todo.size());
+  if (stale > 0)
+    std::fprintf(stderr, " (%zu traces rerun: their settings changed)", stale);
+  std::fprintf(stderr, "\n");
   const std::string index_dir =
       std::string(phase) == "tuning" ? plan.output_dir + "/tune" : plan.output_dir;
 

@@ -216,6 +216,23 @@ TEST_SUITE("app") {
     CHECK(std::filesystem::exists(dir + "/out/tune/nodes=8_label=D-PSGD_lr=0.001_seed=11.h5"));
     CHECK(std::filesystem::exists(dir + "/out/sweep-info.yaml"));
 
+    // A new grid changes the choice: --resume reruns the evaluation runs it affects, not
+    // keeping traces of the old value, and reuses the tuning runs it still has.
+    {
+      std::ofstream(dir + "/sweep2.yaml")
+          << "name: tiny\nbase: base.yaml\noutput: " << dir
+          << "/out\ngrid:\n  nodes: [4, 8]\n  seed: [1, 2]\n"
+             "points:\n  - {label: D-PSGD}\n"
+             "tune: {key: algorithm.lr, values: [0.001, 0.2], seeds: [11]}\n";
+      const auto again = run_cli("sweep " + dir + "/sweep2.yaml --resume --jobs 2");
+      REQUIRE(again.exit_code == 0);
+      CHECK(again.output.find("tuning: 2 to run, 2 already done") != std::string::npos);
+      CHECK(again.output.find("evaluation: 4 to run, 0 already done (4 traces rerun") !=
+            std::string::npos);
+      const TraceContents u = read_trace(dir + "/out/nodes=8_seed=2_label=D-PSGD.h5");
+      CHECK(u.text_attributes.at("scenario").find("lr: 0.2") != std::string::npos);
+    }
+
     // The report: Markdown with tables, the tuning choices, provenance, and its figures.
     const std::string md = dir + "/report/report.md";
     const auto r = run_cli("report " + dir + "/out -o " + md + " --by label --vs nodes");
