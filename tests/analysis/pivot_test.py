@@ -1,6 +1,8 @@
 #!/usr/bin/python3
-"""analysis/pivot.py: cells are mean ± sample std over the runs sharing a row and a column;
-rows and columns in order of appearance or as ordered; NaN runs are counted, not averaged."""
+"""analysis/pivot.py: cells are mean ± 95% CI (Student t; default) or ± sample std over the
+runs sharing a row and a column, with a line under the table saying which; rows and columns
+in order of appearance or as ordered; NaN runs are counted, not averaged; unknown columns and
+missing files exit 2 with one line and no traceback."""
 import os
 import subprocess
 import sys
@@ -17,27 +19,72 @@ b2,diverged,qg,32,nan
 b3,completed,qg,32,0.75
 """
 
-EXPECTED = """| algorithm.name \\ nodes | 32 | 16 |
+# dsgd/16: 80, 90: s = 7.07, ci95 = t(0.975, 1) * s / sqrt(2) = 12.706 * 5 = 63.5. One value
+# has no interval.
+EXPECTED_CI95 = """| algorithm.name \\ nodes | 32 | 16 |
 |---|---|---|
-| qg | 75.0 ± 0.0 (1 n/a) | 85.0 ± 0.0 |
-| dsgd | 70.0 ± 0.0 | 85.0 ± 7.1 |
+| qg | 75.0 (1 n/a) | 85.0 |
+| dsgd | 70.0 | 85.0 ± 63.5 |
+
+mean ± 95% CI (Student t, sample std n−1) over runs
 """
+
+EXPECTED_STD = """| algorithm.name \\ nodes | 32 | 16 |
+|---|---|---|
+| qg | 75.0 (1 n/a) | 85.0 |
+| dsgd | 70.0 | 85.0 ± 7.1 |
+
+mean ± sample std (n−1) over runs
+"""
+
+failures = []
+
+
+def pivot(*args):
+    return subprocess.run([sys.executable, PIVOT, *args], capture_output=True, text=True)
+
+
+def expect_table(what, run, expected):
+    if run.returncode != 0 or run.stdout != expected:
+        failures.append(f"{what}: exit {run.returncode}, stderr {run.stderr!r}, table:\n"
+                        f"{run.stdout}\nexpected:\n{expected}")
+
+
+def expect_user_error(what, run, *needles):
+    lines = run.stderr.strip().splitlines()
+    if run.returncode != 2 or len(lines) != 1 or "Traceback" in run.stderr \
+            or not all(n in run.stderr for n in needles):
+        failures.append(f"{what}: want exit 2 and one line with {needles}, got exit "
+                        f"{run.returncode}: {run.stderr!r}")
 
 
 def main():
-    with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
-        f.write(CSV)
-    out = subprocess.run([sys.executable, PIVOT, f.name, "--rows", "algorithm.name", "--cols",
-                          "nodes", "--value", "final_acc", "--scale", "100", "--digits", "1",
-                          "--order-rows", "qg,dsgd", "--order-cols", "32,16"],
-                         capture_output=True, text=True, check=True).stdout
-    bad = subprocess.run([sys.executable, PIVOT, f.name, "--rows", "algorithm.name", "--cols",
-                          "nodes", "--value", "final_accuracy"], capture_output=True, text=True)
-    os.unlink(f.name)
-    if out != EXPECTED:
-        sys.exit(f"unexpected table:\n{out}\nexpected:\n{EXPECTED}")
-    if bad.returncode == 0 or "no column 'final_accuracy'" not in bad.stderr:
-        sys.exit(f"an unknown column must fail with its name, got: {bad.stderr}")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "runs.csv")
+        with open(path, "w") as f:
+            f.write(CSV)
+        common = [path, "--rows", "algorithm.name", "--cols", "nodes", "--value", "final_acc",
+                  "--scale", "100", "--digits", "1", "--order-rows", "qg,dsgd",
+                  "--order-cols", "32,16"]
+        expect_table("default (ci95)", pivot(*common), EXPECTED_CI95)
+        expect_table("--interval ci95", pivot(*common, "--interval", "ci95"), EXPECTED_CI95)
+        expect_table("--interval std", pivot(*common, "--interval", "std"), EXPECTED_STD)
+        expect_user_error("unknown --value",
+                          pivot(path, "--rows", "algorithm.name", "--cols", "nodes", "--value",
+                                "final_accuracy"),
+                          "no column 'final_accuracy'", "did you mean 'final_acc'?")
+        expect_user_error("unknown --rows",
+                          pivot(path, "--rows", "algorithm.nam", "--cols", "nodes", "--value",
+                                "final_acc"),
+                          "--rows", "did you mean 'algorithm.name'?")
+        expect_user_error("non-numeric --value",
+                          pivot(path, "--rows", "nodes", "--cols", "status", "--value",
+                                "algorithm.name"), "not a number")
+        expect_user_error("missing file",
+                          pivot(os.path.join(tmp, "nope.csv"), "--rows", "nodes", "--cols",
+                                "status", "--value", "final_acc"), "nope.csv")
+    if failures:
+        sys.exit("pivot.py:\n" + "\n".join(failures))
     print("pivot.py: ok")
 
 
