@@ -141,7 +141,9 @@ std::vector<std::vector<std::string>> tuning_rows(const std::string& dir) {
         first = first && j >= i;
         last = last && j <= i;
       }
-    out.push_back({all[i][0], all[i][1] + " = " + all[i][2], all[i][5], grid,
+    char score[32];
+    std::snprintf(score, sizeof score, "%.4f", std::strtod(all[i][5].c_str(), nullptr));
+    out.push_back({all[i][0], all[i][1] + " = " + all[i][2], score, grid,
                    first || last ? "edge of the grid" : ""});
   }
   return out;
