@@ -33,15 +33,6 @@ struct AnalyzeArgs {
   double target = 0.8;
 };
 
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty())
-      out.push_back(item);
-  return out;
-}
-
 AnalyzeArgs parse(const std::vector<std::string>& args) {
   AnalyzeArgs a;
   for (std::size_t i = 0; i < args.size(); ++i) {

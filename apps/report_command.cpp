@@ -31,15 +31,6 @@ struct ReportArgs {
   std::vector<std::string> command;
 };
 
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty())
-      out.push_back(item);
-  return out;
-}
-
 ReportArgs parse(const std::vector<std::string>& args) {
   ReportArgs a;
   a.command = args;

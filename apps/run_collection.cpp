@@ -109,6 +109,15 @@ void print_table(std::FILE* out, const std::vector<std::string>& header,
     line(r);
 }
 
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty())
+      out.push_back(item);
+  return out;
+}
+
 RunCollection collect_runs(const std::vector<std::string>& files,
                            const std::vector<std::string>& by, double target) {
   RunCollection c;

@@ -30,6 +30,9 @@ struct RunCollection {
 RunCollection collect_runs(const std::vector<std::string>& files,
                            const std::vector<std::string>& by, double target);
 
+// "a,b,,c" -> {"a", "b", "c"}: the comma lists of --by, --columns, --measure.
+std::vector<std::string> split_commas(const std::string& s);
+
 // A left-aligned table, padded by display width (UTF-8); `markdown` adds pipes and a rule.
 void print_table(std::FILE* out, const std::vector<std::string>& header,
                  const std::vector<std::vector<std::string>>& rows, bool markdown);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Topology: validation of the graph and mixing matrix, diameter (BFS) and spectral gap.
 #include "topologies/topology.hpp"
-#include "topologies/spectrum.hpp"
 
 #include "sim/core/errors.hpp"
+#include "topologies/spectrum.hpp"
 
 #include <Eigen/Eigenvalues>
 #include <algorithm>

@@ -17,17 +17,11 @@ using testing::run_cli;
 namespace {
 
 std::string temp_dir() {
-  // One folder per process: CTest runs the test cases in parallel.
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("dtsim_cli_test_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  return dir.string();
+  return testing::process_temp_dir("dtsim_cli_test_");
 }
 
 std::string write_file(const std::string& name, const std::string& text) {
-  const std::string path = temp_dir() + "/" + name;
-  std::ofstream(path) << text;
-  return path;
+  return testing::write_temp_file(temp_dir(), name, text);
 }
 
 const char* kTiny = R"(name: cli-tiny

@@ -4,8 +4,11 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace dtsim::testing {
 
@@ -28,6 +31,21 @@ inline CliResult run_cli(const std::string& args) {
   const int status = pclose(pipe);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// One folder per test process (CTest runs the test cases in parallel): <tmp>/<prefix><pid>.
+inline std::string process_temp_dir(const std::string& prefix) {
+  const auto dir = std::filesystem::temp_directory_path() / (prefix + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+// Writes `text` to <dir>/<name> and returns the path.
+inline std::string write_temp_file(const std::string& dir, const std::string& name,
+                                   const std::string& text) {
+  const std::string path = dir + "/" + name;
+  std::ofstream(path) << text;
+  return path;
 }
 
 } // namespace dtsim::testing
