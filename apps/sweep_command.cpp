@@ -103,6 +103,22 @@ void write_sweep_info(const SweepPlan& plan, const SweepArgs& a,
       << "\njobs: " << a.jobs << "\n";
 }
 
+// Whether `trace` ran exactly this point: a changed sweep file or a new tuning choice reruns
+// the point instead of mixing old and new settings. Traces written by a sweep carry the
+// point's digest (one attribute to read); older ones are compared by resolved scenario.
+bool has_trace(const SweepPlan& plan, const SweepPoint& point) {
+  return std::filesystem::exists(plan.output_dir + "/" + point.name + ".h5");
+}
+
+bool ran_this_point(const SweepPlan& plan, const SweepPoint& point, const std::string& trace) {
+  const TraceContents t = read_trace_attributes(trace);
+  if (const auto digest = t.text_attributes.find("sweep_point"); digest != t.text_attributes.end())
+    return digest->second == point_digest(plan, point);
+  const auto scenario = t.text_attributes.find("scenario");
+  return scenario != t.text_attributes.end() &&
+         scenario->second == plan_run(plan.base_scenario, point.overrides).resolved_yaml;
+}
+
 // Runs `points` (all, or those without a trace under --resume) with `jobs` parallel runs and
 // keeps <dir>/<index_name> up to date. Returns the outcomes, aligned with `points`.
 std::vector<Outcome> run_points(const SweepPlan& plan, const std::vector<SweepPoint>& points,
@@ -113,15 +129,13 @@ std::vector<Outcome> run_points(const SweepPlan& plan, const std::vector<SweepPo
   for (std::size_t i = 0; i < points.size(); ++i) {
     const std::string trace = plan.output_dir + "/" + points[i].name + ".h5";
     if (a.resume && std::filesystem::exists(trace)) {
-      // Kept only if it ran exactly this point's resolved scenario: a changed sweep file or
-      // a new tuning choice reruns the point instead of mixing old and new settings.
-      const TraceContents t = read_trace(trace);
-      const auto scenario = t.text_attributes.find("scenario");
-      if (scenario != t.text_attributes.end() &&
-          scenario->second == plan_run(plan.base_scenario, points[i].overrides).resolved_yaml) {
+      if (ran_this_point(plan, points[i], trace)) {
         outcomes[i] = outcome_of_trace(trace);
         continue;
       }
+      // Changed since it ran, and not validated with the others (it had a trace): validate
+      // it now, before anything runs.
+      plan_run(plan.base_scenario, points[i].overrides);
       ++stale;
     }
     std::filesystem::create_directories(std::filesystem::path(trace).parent_path());
@@ -206,7 +220,8 @@ std::vector<SweepPoint> tune(const SweepPlan& plan, std::vector<SweepPoint> poin
     return points;
   }
   for (const SweepPoint& r : runs) // fail fast on a bad value
-    plan_run(plan.base_scenario, r.overrides);
+    if (!a.resume || !has_trace(plan, r))
+      plan_run(plan.base_scenario, r.overrides);
   run_points(plan, runs, a, "tuning");
   const std::vector<TuningChoice> choices = choose_values(plan, groups);
   std::vector<SweepPoint> ready;
@@ -262,9 +277,12 @@ int sweep_command(const std::vector<std::string>& args) {
                plan.name.c_str(), plan.points.size(), points.size(), a.shard_k, a.shard_n,
                plan.base_scenario.c_str(), plan.output_dir.c_str());
   if (!a.dry_run) {
-    // Validate every point before running any (a typo fails fast, not after hours).
+    // Validate every point before running any (a typo fails fast, not after hours). Under
+    // --resume a point with a trace was valid when it ran; if it changed since, run_points
+    // validates it before rerunning it.
     for (const SweepPoint& p : points)
-      plan_run(plan.base_scenario, p.overrides);
+      if (!a.resume || !has_trace(plan, p))
+        plan_run(plan.base_scenario, p.overrides);
     std::filesystem::create_directories(plan.output_dir);
     write_sweep_info(plan, a, args);
   }

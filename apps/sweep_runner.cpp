@@ -3,6 +3,7 @@
 #include "apps/sweep_runner.hpp"
 
 #include "sim/scenario/run_plan.hpp"
+#include "sim/scenario/yaml_tree.hpp"
 #include "sim/trace/hdf5_trace_sink.hpp"
 #include "sim/trace/trace_reader.hpp"
 
@@ -14,10 +15,28 @@
 
 namespace dtsim::cli {
 
+std::string point_digest(const SweepPlan& plan, const SweepPoint& point) {
+  // The base file with the overrides applied, as YAML before defaults: comments and
+  // formatting do not count, settings do.
+  std::shared_ptr<ParamNode> tree = parse_yaml_file(plan.base_scenario);
+  for (const std::string& o : point.overrides)
+    apply_override(*tree, o);
+  const std::string text = to_yaml(*tree);
+  std::uint64_t h = 14695981039346656037ULL; // FNV-1a, 64 bits: stable across builds
+  for (const char c : text) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
 Outcome run_sweep_point(const SweepPlan& plan, const SweepPoint& point) {
   Outcome o;
   try {
     RunPlan rp = plan_run(plan.base_scenario, point.overrides);
+    rp.trace_attributes.emplace_back("sweep_point", point_digest(plan, point));
     Hdf5TraceSink sink(plan.output_dir + "/" + point.name + ".h5",
                        rp.events == "full" ? EventLevel::Full : EventLevel::Summary);
     const RunResult r = execute_plan(rp, sink, tbb::info::default_concurrency());
@@ -30,7 +49,7 @@ Outcome run_sweep_point(const SweepPlan& plan, const SweepPoint& point) {
 
 Outcome outcome_of_trace(const std::string& trace) {
   Outcome o;
-  const TraceContents t = read_trace(trace);
+  const TraceContents t = read_trace_attributes(trace);
   const auto status = t.text_attributes.find("status");
   o.status = status == t.text_attributes.end() ? "?" : status->second;
   const auto acc = t.number_attributes.find("final_test_accuracy");

@@ -16,6 +16,12 @@ struct Outcome {
   double wall_s = 0;
 };
 
+// A fingerprint of what defines a point's run: the base scenario's settings with the point's
+// overrides applied (its settings, a tuned value, its name), as 16 hex digits (FNV-1a).
+// Stored in the trace as `sweep_point`, so that --resume can tell a finished point from a
+// changed one by reading one attribute, without planning the run again.
+std::string point_digest(const SweepPlan& plan, const SweepPoint& point);
+
 // Runs one point to its trace <output_dir>/<name>.h5 (never throws: errors are outcomes).
 Outcome run_sweep_point(const SweepPlan& plan, const SweepPoint& point);
 

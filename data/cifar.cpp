@@ -3,6 +3,7 @@
 #include "data/cifar.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/core/huge_pages.hpp"
 
 #include <array>
 #include <filesystem>
@@ -67,6 +68,7 @@ Dataset read_records(const CifarFormat& f, const std::vector<std::string>& files
   d.num_classes = f.classes;
   d.shape = {3, kSide, kSide};
   d.features.resize(kPixels, static_cast<Eigen::Index>(count));
+  advise_huge_pages(d.features.data(), count * kPixels * sizeof(float));
   d.labels.resize(count);
   // The record's pixel order is the feature order (channel planes), so each channel is one
   // pass through a 256-entry table.

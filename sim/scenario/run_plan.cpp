@@ -163,6 +163,8 @@ RunResult execute_plan(RunPlan& plan, TraceSink& sink, int threads) {
       {"build_isa", build_info().isa},           {"scenario_file", plan.source_file},
       {"model", plan.model->describe()},         {"algorithm", plan.algorithm->describe()},
       {"order", plan.order->describe()},         {"topology", plan.topology->name()}};
+  header.text_attributes.insert(header.text_attributes.end(), plan.trace_attributes.begin(),
+                                plan.trace_attributes.end());
   header.number_attributes = {{"threads", threads},
                               {"batch_size", plan.engine.batch_size},
                               {"memory_estimate_bytes", plan.memory_estimate_bytes}};

@@ -28,6 +28,8 @@ struct RunPlan {
   std::string label; // scenario key `label`: the configuration's name in tables and plots
   std::string source_file;
   std::string resolved_yaml;
+  // Extra root attributes of the trace, set by the caller (e.g. a sweep's point digest).
+  std::vector<std::pair<std::string, std::string>> trace_attributes;
   std::uint64_t seed = 0;
   std::shared_ptr<const DataSplit> data; // shared: Fashion-MNIST is loaded once per process
   Partition partition;

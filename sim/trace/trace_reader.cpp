@@ -167,6 +167,15 @@ private:
 
 } // namespace
 
+TraceContents read_trace_attributes(const std::string& path) {
+  const std::lock_guard lock(hdf5_mutex());
+  const Reader reader(path);
+  const Hdf5Handle file = reader.open();
+  TraceContents out;
+  reader.read_attributes(file.get(), out);
+  return out;
+}
+
 TraceContents read_trace(const std::string& path) {
   const std::lock_guard lock(hdf5_mutex());
   const Reader reader(path);

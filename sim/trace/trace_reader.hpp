@@ -32,6 +32,11 @@ struct TraceContents {
 // not HDF5, or one without the dtsim layout or with another schema_version.
 TraceContents read_trace(const std::string& path);
 
+// Only the root attributes (name, seed, scenario, status, build, ...): what a resumed sweep
+// needs to know about a finished trace, without reading its tables.
+// throws: ConfigError as read_trace.
+TraceContents read_trace_attributes(const std::string& path);
+
 // The /events log in file order; empty when the run kept no events.
 // throws: ConfigError as read_trace.
 std::vector<EventRecord> read_events(const std::string& path);

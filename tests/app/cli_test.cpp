@@ -243,6 +243,27 @@ TEST_SUITE("app") {
     CHECK(!std::filesystem::exists(dir + "/out/mode=sync_seed=2.h5.partial"));
     CHECK(std::filesystem::last_write_time(dir + "/out/mode=async_seed=1.h5") == kept);
 
+    // Each trace carries its point's digest; --resume compares it and nothing else, so an
+    // edited comment keeps every trace and a changed setting reruns every point.
+    const TraceContents attributes = read_trace_attributes(dir + "/out/mode=async_seed=1.h5");
+    CHECK(attributes.text_attributes.at("sweep_point").size() == 16);
+    CHECK(attributes.metrics.empty());
+    std::ofstream(dir + "/base.yaml") << "# an edited comment\n" << kTiny;
+    const auto unchanged = run_cli("sweep " + dir + "/sweep.yaml --resume");
+    CHECK(unchanged.output.find("0 to run, 4 already done\n") != std::string::npos);
+    std::ofstream(dir + "/base.yaml") << kTiny << "seed: 6\n";
+    const auto bad = run_cli("sweep " + dir + "/sweep.yaml --resume");
+    CHECK(bad.exit_code == 2); // a duplicate key, found before anything runs
+    std::string changed_base = kTiny;
+    changed_base.replace(changed_base.find("epochs: 2"), 9, "epochs: 1");
+    std::ofstream(dir + "/base.yaml") << changed_base;
+    const auto changed = run_cli("sweep " + dir + "/sweep.yaml --resume --jobs 2");
+    CHECK(changed.exit_code == 0);
+    CHECK(
+        changed.output.find("4 to run, 0 already done (4 traces rerun: their settings changed)") !=
+        std::string::npos);
+    CHECK(std::filesystem::last_write_time(dir + "/out/mode=async_seed=1.h5") != kept);
+
     // Shards split the points between invocations.
     const auto s1 = run_cli("sweep " + dir + "/sweep.yaml --dry-run --shard 1/2");
     CHECK(s1.output.find("4 points (2 in shard 1/2)") != std::string::npos);
