@@ -3,11 +3,18 @@
 #include "data/idx_reader.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/core/huge_pages.hpp"
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fcntl.h>
 #include <filesystem>
-#include <fstream>
 #include <libdeflate.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace dtsim {
 namespace {
@@ -38,30 +45,52 @@ struct Buffer {
 
 // Uninitialised storage: every byte is written next, so zero-filling would only cost time.
 Buffer allocate(std::size_t size) {
-  return {std::unique_ptr<std::uint8_t[]>(new std::uint8_t[size == 0 ? 1 : size]), size};
-}
-
-Buffer read_file(const std::string& file, const std::string& prefix) {
-  std::ifstream in(file, std::ios::binary | std::ios::ate);
-  if (!in)
-    throw ConfigError(prefix + "cannot be opened");
-  const auto size = static_cast<std::size_t>(in.tellg());
-  Buffer b = allocate(size);
-  in.seekg(0);
-  if (!in.read(reinterpret_cast<char*>(b.data.get()), static_cast<std::streamsize>(size)))
-    throw ConfigError(prefix + "cannot be read");
+  Buffer b{std::unique_ptr<std::uint8_t[]>(new std::uint8_t[size == 0 ? 1 : size]), size};
+  advise_huge_pages(b.data.get(), size);
   return b;
 }
+
+// The file's bytes, mapped read-only: the page cache's pages themselves, not a copy.
+class MappedFile {
+public:
+  MappedFile(const std::string& file, const std::string& prefix) {
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      throw ConfigError(prefix + "cannot be opened (" + std::strerror(errno) + ")");
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+      size_ = static_cast<std::size_t>(st.st_size);
+      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      data_ = p == MAP_FAILED ? nullptr : static_cast<const std::uint8_t*>(p);
+    }
+    const int saved = errno;
+    ::close(fd);
+    if (size_ > 0 && !data_)
+      throw ConfigError(prefix + "cannot be read (" + std::strerror(saved) + ")");
+  }
+  ~MappedFile() {
+    if (data_)
+      ::munmap(const_cast<std::uint8_t*>(data_), size_);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  const std::uint8_t* data() const { return data_; }
+  std::size_t size() const { return size_; }
+
+private:
+  const std::uint8_t* data_ = nullptr;
+  std::size_t size_ = 0;
+};
 
 // One gzip member into a buffer of the size its trailer announces (libdeflate decodes whole
 // buffers, about twice as fast as zlib's streaming gzread). A damaged stream, CRC or length
 // is "corrupt gzip data".
-Buffer gunzip(const Buffer& gz, const std::string& prefix) {
+Buffer gunzip(const MappedFile& gz, const std::string& prefix) {
   constexpr std::size_t kHeaderAndTrailer = 18;
-  if (gz.size < kHeaderAndTrailer)
-    throw ConfigError(prefix + "corrupt gzip data (the file is only " + std::to_string(gz.size) +
+  if (gz.size() < kHeaderAndTrailer)
+    throw ConfigError(prefix + "corrupt gzip data (the file is only " + std::to_string(gz.size()) +
                       " bytes)");
-  const std::uint32_t announced = little_endian32(gz.data.get() + gz.size - 4);
+  const std::uint32_t announced = little_endian32(gz.data() + gz.size() - 4);
   if (announced > kMaxBytes)
     throw ConfigError(prefix + "corrupt gzip data (its trailer announces " +
                       std::to_string(announced) + " bytes)");
@@ -73,14 +102,14 @@ Buffer gunzip(const Buffer& gz, const std::string& prefix) {
   std::size_t used_in = 0;
   std::size_t written = 0;
   const libdeflate_result r = libdeflate_gzip_decompress_ex(
-      d.get(), gz.data.get(), gz.size, out.data.get(), out.size, &used_in, &written);
+      d.get(), gz.data(), gz.size(), out.data.get(), out.size, &used_in, &written);
   if (r != LIBDEFLATE_SUCCESS || written != announced)
     throw ConfigError(prefix + "corrupt gzip data (" +
                       (r == LIBDEFLATE_BAD_DATA ? "damaged stream or checksum"
                                                 : "length does not match its trailer") +
                       ")");
-  if (used_in != gz.size)
-    throw ConfigError(prefix + "corrupt gzip data (" + std::to_string(gz.size - used_in) +
+  if (used_in != gz.size())
+    throw ConfigError(prefix + "corrupt gzip data (" + std::to_string(gz.size() - used_in) +
                       " bytes after the gzip stream; concatenated members are not read)");
   return out;
 }
@@ -92,10 +121,17 @@ IdxArray read_idx(const std::string& file, int num_dims, const std::string& wher
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec))
     throw ConfigError(prefix + "not found");
-  Buffer raw = read_file(file, prefix);
-  const bool gzipped = raw.size >= 2 && raw.data[0] == 0x1f && raw.data[1] == 0x8b;
-  Buffer decoded = gzipped ? gunzip(raw, prefix) : std::move(raw);
-  raw = {};
+  Buffer decoded;
+  {
+    const MappedFile raw(file, prefix);
+    const bool gzipped = raw.size() >= 2 && raw.data()[0] == 0x1f && raw.data()[1] == 0x8b;
+    if (gzipped) {
+      decoded = gunzip(raw, prefix);
+    } else {
+      decoded = allocate(raw.size());
+      std::copy_n(raw.data(), raw.size(), decoded.data.get());
+    }
+  }
 
   const std::size_t header = 4 * (1 + static_cast<std::size_t>(num_dims));
   const std::uint8_t* p = decoded.data.get();
