@@ -6,6 +6,8 @@
 #include <Spectra/SymEigsSolver.h>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -103,6 +105,45 @@ MixingSpectrum lanczos_spectrum(const SparseW& w) {
   return from_eigenvalues(lambda_2, lambda_n);
 }
 
+// A circulant W (node i's neighbours are i + s mod n for one set of offsets s, with the same
+// weight per offset and the same self weight at every node: rings, exponential graphs and
+// any regular circulant under Metropolis or uniform weights) has the eigenvalues
+// lambda_k = w_0 + sum_s w_s cos(2 pi k s / n), k = 0..n-1, in closed form: O(n * degree)
+// time and exact to rounding, where Lanczos would need ever more iterations as the gap
+// (about 1/n^2 on a ring) vanishes. Empty when W is not circulant.
+std::optional<MixingSpectrum> circulant_spectrum(const std::vector<std::vector<int>>& neighbors,
+                                                 const std::vector<std::vector<double>>& weights,
+                                                 std::span<const double> self_weights) {
+  const auto n = static_cast<int>(neighbors.size());
+  std::vector<std::pair<int, double>> offsets; // (offset, weight), sorted by offset
+  for (std::size_t k = 0; k < neighbors[0].size(); ++k)
+    offsets.emplace_back(neighbors[0][k], weights[0][k]);
+  std::vector<std::pair<int, double>> row;
+  for (int i = 1; i < n; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    if (neighbors[u].size() != offsets.size() || self_weights[u] != self_weights[0])
+      return std::nullopt;
+    row.clear();
+    for (std::size_t k = 0; k < neighbors[u].size(); ++k)
+      row.emplace_back((neighbors[u][k] - i + n) % n, weights[u][k]);
+    std::sort(row.begin(), row.end());
+    if (row != offsets)
+      return std::nullopt;
+  }
+  const double two_pi_over_n = 2.0 * std::acos(-1.0) / n;
+  double lambda_2 = -1.0, lambda_n = 1.0;
+  for (int k = 1; k < n; ++k) {
+    double lambda = self_weights[0];
+    for (const auto& [offset, w] : offsets)
+      // k * offset mod n keeps the angle small, so cos is evaluated where it is most exact.
+      lambda += w * std::cos(two_pi_over_n *
+                             static_cast<double>((static_cast<std::int64_t>(k) * offset) % n));
+    lambda_2 = std::max(lambda_2, lambda);
+    lambda_n = std::min(lambda_n, lambda);
+  }
+  return from_eigenvalues(lambda_2, lambda_n);
+}
+
 } // namespace
 
 MixingSpectrum mixing_spectrum(const std::vector<std::vector<int>>& neighbors,
@@ -111,6 +152,14 @@ MixingSpectrum mixing_spectrum(const std::vector<std::vector<int>>& neighbors,
   const auto n = static_cast<int>(neighbors.size());
   if (n == 1)
     return {1.0, 1.0};
+  if (method == SpectrumMethod::automatic && n > kDenseSpectrumMaxNodes)
+    if (const auto closed = circulant_spectrum(neighbors, weights, self_weights))
+      return *closed;
+  if (method == SpectrumMethod::circulant) {
+    if (const auto closed = circulant_spectrum(neighbors, weights, self_weights))
+      return *closed;
+    throw std::invalid_argument("mixing_spectrum: the mixing matrix is not circulant");
+  }
   const SparseW w = sparse_mixing(neighbors, weights, self_weights);
   if (method == SpectrumMethod::automatic)
     method = n <= kDenseSpectrumMaxNodes ? SpectrumMethod::dense : SpectrumMethod::lanczos;

@@ -15,10 +15,13 @@ struct MixingSpectrum {
 };
 
 enum class SpectrumMethod {
-  automatic, // dense up to kDenseSpectrumMaxNodes, Lanczos above
+  automatic, // dense up to kDenseSpectrumMaxNodes; above, closed form if W is circulant,
+             // else Lanczos
   dense,     // every eigenvalue of W (O(n^3) time, O(n^2) memory): exact, for small graphs
   lanczos,   // the two ends of W's spectrum off the all-ones vector, by Lanczos iterations on
              // the sparse W (Spectra): O(edges) per iteration
+  circulant, // closed form lambda_k = sum_s w_s cos(2 pi k s / n) of a circulant W (ring,
+             // exponential graph): O(n * degree); throws std::invalid_argument otherwise
 };
 
 inline constexpr int kDenseSpectrumMaxNodes = 512;

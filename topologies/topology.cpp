@@ -1,18 +1,15 @@
 // SPDX-License-Identifier: MIT
-// Topology: validation of the graph and mixing matrix, diameter (BFS) and spectral gap.
+// Topology: validation of the graph and sparse mixing matrix, diameter (BFS) and spectral gap.
 #include "topologies/topology.hpp"
 
 #include "sim/core/errors.hpp"
 #include "topologies/spectrum.hpp"
 
-#include <Eigen/Eigenvalues>
 #include <algorithm>
-#include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/breadth_first_search.hpp>
-#include <boost/graph/visitors.hpp>
 #include <cmath>
 #include <cstddef>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 
 namespace dtsim {
@@ -21,8 +18,6 @@ namespace {
 // Row sums and symmetry are exact up to a few roundings for every builder we have; 1e-12
 // still holds for a complete graph of 4096 nodes (4096 terms of 1/4096).
 constexpr double kTolerance = 1e-12;
-
-using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS>;
 
 [[noreturn]] void invalid(const std::string& what) {
   throw std::invalid_argument("Topology: " + what);
@@ -49,31 +44,37 @@ void check_neighbors(const std::vector<std::vector<int>>& nb) {
   }
 }
 
-void check_mixing(const std::vector<std::vector<int>>& nb, const Eigen::MatrixXd& w) {
-  const Eigen::Index n = static_cast<Eigen::Index>(nb.size());
-  if (w.rows() != n || w.cols() != n)
-    invalid("mixing matrix is " + std::to_string(w.rows()) + "x" + std::to_string(w.cols()) +
-            " for " + std::to_string(n) + " nodes");
-  for (Eigen::Index i = 0; i < n; ++i) {
-    const auto& row = nb[static_cast<std::size_t>(i)];
-    auto next = row.begin(); // walks the sorted neighbour list alongside the columns
-    double sum = 0.0;
-    for (Eigen::Index j = 0; j < n; ++j) {
-      const double x = w(i, j);
-      const bool linked = j == i || (next != row.end() && *next == j);
-      if (next != row.end() && *next == j)
-        ++next;
-      // Built only on failure: this loop visits all n^2 entries.
-      const auto at = [&] { return "W(" + std::to_string(i) + "," + std::to_string(j) + ")"; };
-      if (!std::isfinite(x) || x < 0.0)
-        invalid(at() + " = " + std::to_string(x) + " is not a finite non-negative weight");
-      if (linked && x == 0.0)
-        invalid(at() + " is 0 but must be positive on an edge or the diagonal");
-      if (!linked && x != 0.0)
-        invalid(at() + " is non-zero but " + std::to_string(j) + " is not a neighbour of " +
-                std::to_string(i));
-      if (j > i && std::fabs(x - w(j, i)) > kTolerance)
-        invalid("mixing matrix is not symmetric at " + at());
+void check_mixing(const std::vector<std::vector<int>>& nb, const MixingWeights& w) {
+  const std::size_t n = nb.size();
+  if (w.self.size() != n || w.weights.size() != n)
+    invalid("mixing weights are given for " + std::to_string(w.self.size()) + " nodes, not " +
+            std::to_string(n));
+  const auto check_weight = [](double x, std::size_t i, std::size_t j) {
+    const auto at = [&] { return "W(" + std::to_string(i) + "," + std::to_string(j) + ")"; };
+    if (!std::isfinite(x) || x < 0.0)
+      invalid(at() + " = " + std::to_string(x) + " is not a finite non-negative weight");
+    if (x == 0.0)
+      invalid(at() + " is 0 but must be positive on an edge or the diagonal");
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& row = nb[i];
+    if (w.weights[i].size() != row.size())
+      invalid("node " + std::to_string(i) + " has " + std::to_string(row.size()) +
+              " neighbours but " + std::to_string(w.weights[i].size()) + " weights");
+    check_weight(w.self[i], i, i);
+    double sum = w.self[i];
+    for (std::size_t k = 0; k < row.size(); ++k) {
+      const auto j = static_cast<std::size_t>(row[k]);
+      const double x = w.weights[i][k];
+      check_weight(x, i, j);
+      if (j > i) {
+        const auto& back = nb[j];
+        const auto pos = std::lower_bound(back.begin(), back.end(), static_cast<int>(i));
+        const double mirror = w.weights[j][static_cast<std::size_t>(pos - back.begin())];
+        if (std::fabs(x - mirror) > kTolerance)
+          invalid("mixing matrix is not symmetric at W(" + std::to_string(i) + "," +
+                  std::to_string(j) + ")");
+      }
       sum += x;
     }
     if (std::fabs(sum - 1.0) > kTolerance)
@@ -82,63 +83,97 @@ void check_mixing(const std::vector<std::vector<int>>& nb, const Eigen::MatrixXd
   }
 }
 
-// Longest shortest path, by one BFS per node; throws for a disconnected graph.
-int compute_diameter(const std::vector<std::vector<int>>& nb) {
-  const std::size_t n = nb.size();
-  Graph g(n);
-  for (std::size_t i = 0; i < n; ++i)
-    for (int j : nb[i])
-      if (static_cast<std::size_t>(j) > i)
-        boost::add_edge(i, static_cast<std::size_t>(j), g);
+// The sparse weights of a dense W whose zero pattern must be the graph's (checked here:
+// O(n^2), used only for small matrices).
+MixingWeights sparse_weights(const std::vector<std::vector<int>>& nb, const Eigen::MatrixXd& w) {
+  const auto n = static_cast<Eigen::Index>(nb.size());
+  if (w.rows() != n || w.cols() != n)
+    invalid("mixing matrix is " + std::to_string(w.rows()) + "x" + std::to_string(w.cols()) +
+            " for " + std::to_string(n) + " nodes");
+  check_neighbors(nb);
+  MixingWeights out{std::vector<std::vector<double>>(nb.size()), std::vector<double>(nb.size())};
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const auto& row = nb[static_cast<std::size_t>(i)];
+    auto next = row.begin(); // walks the sorted neighbour list alongside the columns
+    for (Eigen::Index j = 0; j < n; ++j) {
+      const bool linked = next != row.end() && *next == j;
+      if (linked) {
+        ++next;
+        out.weights[static_cast<std::size_t>(i)].push_back(w(i, j));
+      } else if (j == i) {
+        out.self[static_cast<std::size_t>(i)] = w(i, i);
+      } else if (w(i, j) != 0.0) {
+        invalid("W(" + std::to_string(i) + "," + std::to_string(j) + ") is non-zero but " +
+                std::to_string(j) + " is not a neighbour of " + std::to_string(i));
+      }
+    }
+  }
+  return out;
+}
 
-  std::vector<int> dist(n);
-  std::vector<boost::default_color_type> color(n);
-  const auto index = boost::get(boost::vertex_index, g);
-  const auto dist_map = boost::make_iterator_property_map(dist.begin(), index);
-  const auto color_map = boost::make_iterator_property_map(color.begin(), index);
-  int diameter = 0;
-  for (std::size_t s = 0; s < n; ++s) {
+// Hop distances from s by BFS over the neighbour lists (-1 = unreached).
+std::vector<int> hops_from(const std::vector<std::vector<int>>& nb, std::size_t s) {
+  std::vector<int> dist(nb.size(), -1);
+  std::vector<std::size_t> queue{s};
+  dist[s] = 0;
+  for (std::size_t head = 0; head < queue.size(); ++head) {
+    const std::size_t u = queue[head];
+    for (const int v : nb[u])
+      if (dist[static_cast<std::size_t>(v)] < 0) {
+        dist[static_cast<std::size_t>(v)] = dist[u] + 1;
+        queue.push_back(static_cast<std::size_t>(v));
+      }
+  }
+  return dist;
+}
+
+// Longest shortest path: exact by one BFS per node up to kExactDiameterMaxNodes, else a
+// double sweep (BFS from 0, then from the farthest node found). Throws for a disconnected
+// graph (checked by the first BFS: O(n + edges)).
+std::pair<int, bool> compute_diameter(const std::vector<std::vector<int>>& nb) {
+  const std::size_t n = nb.size();
+  std::vector<int> first = hops_from(nb, 0);
+  if (const auto it = std::find(first.begin(), first.end(), -1); it != first.end())
+    invalid("graph is disconnected (node 0 does not reach node " +
+            std::to_string(it - first.begin()) + ")");
+  if (n > static_cast<std::size_t>(kExactDiameterMaxNodes)) {
+    const auto far =
+        static_cast<std::size_t>(std::max_element(first.begin(), first.end()) - first.begin());
+    const std::vector<int> second = hops_from(nb, far);
+    return {*std::max_element(second.begin(), second.end()), false};
+  }
+  int diameter = *std::max_element(first.begin(), first.end());
+  for (std::size_t s = 1; s < n; ++s) {
     // A node adjacent to all others has eccentricity 1: skipping its BFS makes a complete
     // graph O(n^2) instead of O(n^3).
-    if (n > 1 && nb[s].size() == n - 1) {
+    if (nb[s].size() == n - 1) {
       diameter = std::max(diameter, 1);
       continue;
     }
-    std::fill(dist.begin(), dist.end(), -1);
-    dist[s] = 0;
-    boost::breadth_first_search(g, s,
-                                boost::visitor(boost::make_bfs_visitor(boost::record_distances(
-                                                   dist_map, boost::on_tree_edge())))
-                                    .color_map(color_map));
-    for (int d : dist) {
-      if (d < 0)
-        invalid("graph is disconnected (node " + std::to_string(s) + " does not reach every node)");
-      diameter = std::max(diameter, d);
-    }
+    const std::vector<int> dist = hops_from(nb, s);
+    diameter = std::max(diameter, *std::max_element(dist.begin(), dist.end()));
   }
-  return diameter;
+  return {diameter, true};
 }
 
 } // namespace
 
-Topology::Topology(std::string name, std::vector<std::vector<int>> neighbors,
-                   Eigen::MatrixXd mixing)
+Topology::Topology(std::string name, std::vector<std::vector<int>> neighbors, MixingWeights mixing)
     : name_(std::move(name)), neighbors_(std::move(neighbors)), mixing_(std::move(mixing)) {
   if (neighbors_.empty())
     invalid("needs at least one node");
   check_neighbors(neighbors_);
   check_mixing(neighbors_, mixing_);
-  weights_.resize(neighbors_.size());
-  for (std::size_t i = 0; i < neighbors_.size(); ++i)
-    for (int j : neighbors_[i])
-      weights_[i].push_back(mixing_(static_cast<Eigen::Index>(i), j));
-  diameter_ = compute_diameter(neighbors_);
-  const Eigen::VectorXd self = mixing_.diagonal();
-  const MixingSpectrum spectrum =
-      mixing_spectrum(neighbors_, weights_, std::span<const double>(self.data(), self.size()));
+  std::tie(diameter_, diameter_exact_) = compute_diameter(neighbors_);
+  const MixingSpectrum spectrum = mixing_spectrum(neighbors_, mixing_.weights, mixing_.self);
   spectral_gap_ = spectrum.gap;
   min_eigenvalue_ = spectrum.lambda_min;
 }
+
+Topology::Topology(std::string name, std::vector<std::vector<int>> neighbors,
+                   const Eigen::MatrixXd& mixing)
+    : Topology(std::move(name), neighbors,
+               neighbors.empty() ? MixingWeights{} : sparse_weights(neighbors, mixing)) {}
 
 int Topology::min_degree() const {
   std::size_t d = neighbors_.front().size();
@@ -152,10 +187,6 @@ int Topology::max_degree() const {
   for (const auto& nb : neighbors_)
     d = std::max(d, nb.size());
   return static_cast<int>(d);
-}
-
-int Topology::diameter() const {
-  return diameter_;
 }
 
 std::size_t Topology::num_edges() const {

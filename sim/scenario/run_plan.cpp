@@ -17,7 +17,8 @@
 namespace dtsim {
 namespace {
 
-constexpr int kMaxNodes = 4096;
+constexpr int kMaxNodes =
+    1000000; // the timing-only scale; the memory check refuses big models first
 // Refuse runs whose node models and message buffers alone would exceed this.
 constexpr double kMaxMemoryBytes = 16.0 * (1ull << 30);
 

@@ -211,7 +211,7 @@ TEST_SUITE("topologies") {
     }
     SUBCASE("a side below 3") {
       CHECK(contains(error_of({{"kind", "torus"}, {"rows", "2"}, {"cols", "8"}}, 16),
-                     "topology.rows: expected a number in [3, 4096], got 2"));
+                     "topology.rows: expected a number in [3, 100000], got 2"));
     }
   }
 
@@ -269,13 +269,29 @@ TEST_SUITE("topologies") {
                    "expected a number in (0, 1]"));
   }
 
-  TEST_CASE("make_topology: nodes outside 1..4096 are refused") {
-    for (int nodes : {0, -3, 4097}) {
+  TEST_CASE("make_topology: nodes outside 1..1000000 are refused, dense kinds above 4096") {
+    for (int nodes : {0, -3, 1000001}) {
       CAPTURE(nodes);
-      CHECK(error_of({{"kind", "complete"}}, nodes) ==
-            "s.yaml:2: topology: expected nodes in [1, 4096] (the mixing matrix is dense), got " +
-                std::to_string(nodes));
+      CHECK(error_of({{"kind", "ring"}}, nodes) ==
+            "s.yaml:2: topology: expected nodes in [1, 1000000], got " + std::to_string(nodes));
     }
+    for (const char* kind : {"complete", "erdos_renyi", "random_pairs"}) {
+      CAPTURE(kind);
+      CHECK(contains(error_of({{"kind", kind}}, 4097),
+                     "has O(n^2) edges; expected nodes <= 4096 for it, got 4097"));
+    }
+  }
+
+  TEST_CASE("make_topology: a 100,000-node ring is sparse, with its gap in closed form") {
+    const Topology t = build({{"kind", "ring"}}, 100000);
+    CHECK(t.num_edges() == 100000);
+    CHECK(!t.diameter_exact());
+    CHECK(t.diameter() == 50000); // a double sweep finds a ring's diameter exactly
+    // Metropolis weights 1/3: lambda_k = 1/3 + 2/3 cos(2 pi k / n).
+    const double pi = std::acos(-1.0);
+    CHECK(t.spectral_gap() ==
+          doctest::Approx(2.0 / 3.0 * (1.0 - std::cos(2 * pi / 100000))).epsilon(1e-6));
+    CHECK(t.min_eigenvalue() == doctest::Approx(-1.0 / 3.0).epsilon(1e-12));
   }
 
   TEST_CASE("make_topology: unknown names suggest the closest") {
