@@ -13,7 +13,8 @@
 
 namespace dtsim {
 
-// A coordination message between an orderer's endpoints (nodes 0..n-1, coordinator n).
+// A coordination message between an orderer's endpoints (nodes 0..n-1; coordinator n, or
+// n + 1 when it runs on its own machine).
 // It carries no payload through the engine: the orderer keeps the data it stands for, and
 // the message puts its size and its arrival time on the simulated network.
 struct OrderMessage {
@@ -31,8 +32,9 @@ public:
   virtual ~OrderChannel() = default;
   virtual SimTime now() const = 0;
   virtual int num_nodes() const = 0;
-  // The coordinator endpoint: the same network endpoint as a parameter server.
-  int coordinator() const { return num_nodes(); }
+  // The coordinator endpoint: n, the parameter server's machine, or n + 1, a machine of its
+  // own (ExampleOrder::separate_coordinator).
+  virtual int coordinator() const = 0;
   // Sends `wire_bytes` from src to dst on the simulated network (the same sender links as the
   // algorithm's messages, so it queues behind them and they behind it). Delivered to
   // ExampleOrder::on_message at arrival. Counted in bytes_sent and in order_bytes.
@@ -59,6 +61,9 @@ public:
   virtual ~ExampleOrder() = default;
   virtual std::string describe() const = 0;
   virtual bool needs_per_example_grads() const { return false; }
+  // True when the coordinator is a machine of its own (endpoint n + 1, its own link) rather
+  // than the parameter server's (endpoint n, sharing the server's link).
+  virtual bool separate_coordinator() const { return false; }
 
   // Writes up to out.size() example ids of node's data into `out`; returns how many (>= 1),
   // or 0 when the node's next epoch order is not known yet.

@@ -128,8 +128,8 @@ void Simulator::Channel::release(int node) {
 void Simulator::Channel::send(int src, int dst, std::int64_t wire_bytes, std::int64_t tag,
                               std::int64_t arg) {
   Simulator& s = sim_;
-  DTSIM_ASSERT(src >= 0 && src <= s.nodes_ && dst >= 0 && dst <= s.nodes_ && src != dst &&
-                   wire_bytes >= 0,
+  const int last = coordinator();
+  DTSIM_ASSERT(src >= 0 && src <= last && dst >= 0 && dst <= last && src != dst && wire_bytes >= 0,
                "order message between invalid endpoints");
   s.order_bytes_ += wire_bytes;
   s.post_message(src, dst, MessageInfo{0, tag, arg}, SharedBuffer(), wire_bytes,
@@ -137,7 +137,7 @@ void Simulator::Channel::send(int src, int dst, std::int64_t wire_bytes, std::in
 }
 
 void Simulator::Channel::set_timer(int endpoint, SimTime delay, std::int64_t tag) {
-  DTSIM_ASSERT(endpoint >= 0 && endpoint <= sim_.nodes_, "order timer for an invalid endpoint");
+  DTSIM_ASSERT(endpoint >= 0 && endpoint <= coordinator(), "order timer for an invalid endpoint");
   sim_.push_work(sim_.now_ + delay, EventKind::OrderTimer, endpoint, -1, tag);
 }
 

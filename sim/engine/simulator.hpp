@@ -105,6 +105,9 @@ private:
     explicit Channel(Simulator& sim) : sim_(sim) {}
     SimTime now() const override { return sim_.now_; }
     int num_nodes() const override { return sim_.nodes_; }
+    int coordinator() const override {
+      return sim_.nodes_ + (sim_.order_.separate_coordinator() ? 1 : 0);
+    }
     void send(int src, int dst, std::int64_t wire_bytes, std::int64_t tag,
               std::int64_t arg) override;
     void set_timer(int endpoint, SimTime delay, std::int64_t tag) override;

@@ -122,7 +122,8 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
 
   const Params system = root.child("system");
   plan.compute = std::make_unique<ComputeTimeModel>(system.child("compute"), nodes, plan.seed);
-  plan.network = std::make_unique<NetworkModel>(system.child("network"), nodes + 1, plan.seed);
+  plan.network = std::make_unique<NetworkModel>(system.child("network"), nodes + 1, plan.seed,
+                                                plan.order->separate_coordinator() ? 1 : 0);
 
   read_eval(root.child("eval"), plan.engine, *plan.model);
   plan.engine.seed = plan.seed;

@@ -9,8 +9,8 @@
 
 namespace dtsim {
 
-NetworkModel::NetworkModel(const Params& p, int endpoints, std::uint64_t seed)
-    : endpoints_(endpoints) {
+NetworkModel::NetworkModel(const Params& p, int endpoints, std::uint64_t seed, int extra_endpoints)
+    : endpoints_(endpoints), server_(endpoints - 1) {
   latency_s_ = p.number("latency_s", 0.001, Range::non_negative());
   if (p.has("latency_matrix"))
     read_latency_matrix(p);
@@ -18,9 +18,10 @@ NetworkModel::NetworkModel(const Params& p, int endpoints, std::uint64_t seed)
   bandwidth_ = p.number("bandwidth_Bps", 1e9, Range::positive());
   server_bandwidth_ = p.number("server_bandwidth_Bps", bandwidth_, Range::positive());
   receiver_queueing_ = p.flag("receiver_queueing", false);
-  out_free_at_.assign(static_cast<std::size_t>(endpoints), SimTime());
-  in_free_at_.assign(static_cast<std::size_t>(endpoints), SimTime());
-  for (int i = 0; i < endpoints; ++i)
+  const int all = endpoints + extra_endpoints;
+  out_free_at_.assign(static_cast<std::size_t>(all), SimTime());
+  in_free_at_.assign(static_cast<std::size_t>(all), SimTime());
+  for (int i = 0; i < all; ++i)
     rngs_.push_back(Rng::stream(seed, "network", static_cast<std::uint64_t>(i)));
 }
 
@@ -65,7 +66,7 @@ double NetworkModel::latency(int src, int dst) const {
 }
 
 double NetworkModel::link_bandwidth(int endpoint) const {
-  return endpoint == endpoints_ - 1 ? server_bandwidth_ : bandwidth_;
+  return endpoint == server_ ? server_bandwidth_ : bandwidth_;
 }
 
 SimTime NetworkModel::send(int src, int dst, std::int64_t bytes, SimTime now) {

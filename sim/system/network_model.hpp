@@ -28,7 +28,10 @@ namespace dtsim {
 // Jitter draws come from the stream ("network", sender).
 class NetworkModel {
 public:
-  NetworkModel(const Params& network, int endpoints, std::uint64_t seed);
+  // `endpoints` = nodes + 1, the last being the server (latency matrices are sized by it);
+  // `extra_endpoints` more follow with the nodes' links and latency_s (e.g. a separate
+  // coordinator of an example orderer).
+  NetworkModel(const Params& network, int endpoints, std::uint64_t seed, int extra_endpoints = 0);
 
   // Arrival time at dst of a message sent now; updates the links' occupancy.
   SimTime send(int src, int dst, std::int64_t bytes, SimTime now);
@@ -39,7 +42,8 @@ private:
   double latency(int src, int dst) const;
   double link_bandwidth(int endpoint) const;
 
-  int endpoints_ = 0;
+  int endpoints_ = 0; // nodes + server, without the extra ones
+  int server_ = 0;
   double latency_s_ = 0.001;
   double jitter_s_ = 0.0;
   double bandwidth_ = 1e9;

@@ -53,6 +53,7 @@ public:
 
   SimTime now() const override { return SimTime::from_ns(clock_ns_); }
   int num_nodes() const override { return nodes_; }
+  int coordinator() const override { return nodes_ + (order_.separate_coordinator() ? 1 : 0); }
   void send(int src, int dst, std::int64_t wire_bytes, std::int64_t tag,
             std::int64_t arg) override {
     bytes_ += wire_bytes;

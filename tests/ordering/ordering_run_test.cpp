@@ -110,6 +110,32 @@ TEST_SUITE("ordering") {
             fast.sink.epoch_rows()[e].get("train_loss"));
   }
 
+  TEST_CASE("CD-GraB coordinator on its own machine: its traffic leaves the server's link, "
+            "the orders stay the same") {
+    // Slow links with receiver queueing: at the server's machine the workers' pair
+    // differences queue behind (and delay) their gradients; on a machine of its own they
+    // do not.
+    const auto scenario = [](const std::string& where) {
+      std::string yaml =
+          run_scenario("{name: ssgd, lr: 0.1, momentum: 0.9}",
+                       "{kind: cd-grab, server_s_per_pair: 0, coordinator: " + where + "}");
+      yaml.replace(yaml.find("bandwidth_Bps: 1.0e7}"), 21,
+                   "bandwidth_Bps: 2.0e4, receiver_queueing: true}");
+      return yaml;
+    };
+    const Outcome shared = run(scenario("server"), 2);
+    const Outcome own = run(scenario("separate"), 2);
+    CHECK(own.result.sim_time_s < 0.9 * shared.result.sim_time_s);
+    CHECK(node_column(own.sink, "order_bytes_sent") ==
+          node_column(shared.sink, "order_bytes_sent"));
+    for (std::size_t e = 0; e < 3; ++e)
+      CHECK(own.sink.epoch_rows()[e].get("train_loss") ==
+            shared.sink.epoch_rows()[e].get("train_loss"));
+    CHECK(testing::config_error_of([&] {
+            plan_run_text(scenario("elsewhere"), "o.yaml", {});
+          }).find("data.order.coordinator: unknown name 'elsewhere'") != std::string::npos);
+  }
+
   TEST_CASE("Ordering keys: one-line errors for bad kinds and per-epoch settings") {
     const std::string alg = "{name: ssgd, lr: 0.1}";
     CHECK(testing::config_error_of([&] {

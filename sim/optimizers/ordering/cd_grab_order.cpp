@@ -15,6 +15,7 @@ CdGrabOrder::CdGrabOrder(const Params& p, const OrderSetup& setup)
     : dim_(setup.model->num_params()), nodes_(setup.nodes), max_pairs_((setup.batch_size + 1) / 2),
       server_s_per_pair_(
           p.number("server_s_per_pair", 1.2e-9 * static_cast<double>(dim_), Range::non_negative())),
+      separate_(p.choice("coordinator", "server", {"server", "separate"}) == "separate"),
       server_(dim_) {
   workers_.reserve(static_cast<std::size_t>(nodes_));
   for (int i = 0; i < nodes_; ++i) {
@@ -35,7 +36,8 @@ CdGrabOrder::CdGrabOrder(const Params& p, const OrderSetup& setup)
 }
 
 std::string CdGrabOrder::describe() const {
-  return "cd-grab (one coordinator running sum over all workers' pairs, server " +
+  return "cd-grab (one coordinator running sum over all workers' pairs, " +
+         std::string(separate_ ? "on its own machine, " : "on the server's machine, ") +
          format_number(server_s_per_pair_) + " s per pair)";
 }
 

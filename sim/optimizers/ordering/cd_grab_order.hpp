@@ -32,6 +32,7 @@ class CdGrabOrder final : public ExampleOrder {
 public:
   CdGrabOrder(const Params& p, const OrderSetup& setup);
   std::string describe() const override;
+  bool separate_coordinator() const override { return separate_; }
   bool needs_per_example_grads() const override { return true; }
   int next_batch(OrderChannel& channel, int node, std::span<std::uint32_t> out) override;
   void observe(int node, std::span<const std::uint32_t> ids,
@@ -89,6 +90,7 @@ private:
   int nodes_;
   int max_pairs_;
   double server_s_per_pair_;
+  bool separate_; // coordinator on its own machine, not the parameter server's
   std::vector<Worker> workers_;
   // Coordinator.
   PairBalancer server_;
