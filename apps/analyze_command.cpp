@@ -60,7 +60,7 @@ AnalyzeArgs parse(const std::vector<std::string>& args) {
     } else if (arg == "--target") {
       a.target = std::strtod(value().c_str(), nullptr);
     } else if (!arg.empty() && arg[0] == '-') {
-      throw ConfigError("analyze: unknown option '" + arg + "'");
+      throw ConfigError("analyze: unknown option \'" + arg + "\' (see dtsim analyze --help)");
     } else {
       a.inputs.push_back(arg);
     }

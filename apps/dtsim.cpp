@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // dtsim command line: run | validate | list | topology.
+#include "apps/command_help.hpp"
 #include "apps/commands.hpp"
 #include "sim/core/build_info.hpp"
 #include "sim/core/errors.hpp"
 
+#include <algorithm>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -16,7 +18,7 @@ constexpr const char* kUsage =
 usage:
   dtsim run SCENARIO.yaml [-o OUT.h5] [--set key=value]... [--threads N] [--quiet]
   dtsim sweep SWEEP.yaml [-o DIR] [--jobs N] [--resume] [--shard K/N] [--dry-run]
-  dtsim validate SCENARIO.yaml...
+  dtsim validate SCENARIO.yaml... [--set key=value]...
   dtsim list
   dtsim topology KIND --nodes N [--set key=value]...
   dtsim analyze TRACE.h5... | DIR [--by key,...] [--csv OUT] [--markdown] [--target ACC]
@@ -24,6 +26,7 @@ usage:
   dtsim report SWEEP_DIR [-o OUT.md] [--by label] [--vs nodes] [--target ACC]
   dtsim --version
 
+dtsim COMMAND --help describes a command's options.
 exit codes: 0 ok, 1 runtime failure, 2 configuration error, 3 run diverged, 130 interrupted
 )";
 
@@ -44,6 +47,14 @@ int main(int argc, char** argv) {
   }
   const std::string command = args[0];
   args.erase(args.begin());
+  if (std::find(args.begin(), args.end(), "--help") != args.end() ||
+      std::find(args.begin(), args.end(), "-h") != args.end()) {
+    const std::string help = dtsim::cli::command_help(command);
+    if (!help.empty()) {
+      std::cout << help;
+      return 0;
+    }
+  }
   try {
     if (command == "run")
       return dtsim::cli::run_command(args);

@@ -45,7 +45,8 @@ int list_command(const std::vector<std::string>& args) {
                {"normal", "mean_s * (1 + sigma * N(0,1)), truncated at 1% of mean_s"},
                {"lognormal", "log-normal with mean mean_s and log-std sigma"},
                {"exponential", "exponential with mean mean_s"},
-               {"gamma", "gamma with shape k and mean mean_s"}});
+               {"gamma", "gamma with shape k and mean mean_s"},
+               {"trace", "per-node minibatch times replayed from a file (trace_file)"}});
   return 0;
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Renders progress as "[ 42%] t=12.3s epoch 1.20 updates 2250 acc 0.781 ETA 14s".
+// Renders progress as
+// "[ 42%] sim t=12.3s epoch 1.20 updates 2250 loss 0.512 acc 0.781 | wall ETA 14s".
 #include "apps/progress_line.hpp"
 
 #include <cstdio>
@@ -14,12 +15,16 @@ void ProgressLine::update(const Progress& p) {
   char acc[16] = "  -  ";
   if (p.test_accuracy >= 0)
     std::snprintf(acc, sizeof acc, "%.3f", p.test_accuracy);
+  char loss[24] = "  -  ";
+  if (p.train_loss >= 0)
+    std::snprintf(loss, sizeof loss, "%.3f", p.train_loss);
   char eta_text[24] = "?";
   if (eta >= 0)
     std::snprintf(eta_text, sizeof eta_text, "%.0fs", eta);
-  std::fprintf(stderr, "\r[%3.0f%%] t=%.1fs epoch %.2f updates %lld acc %s ETA %s   ",
-               100 * p.fraction_done, p.sim_time_s, p.epoch, static_cast<long long>(p.updates), acc,
-               eta_text);
+  std::fprintf(stderr,
+               "\r[%3.0f%%] sim t=%.1fs epoch %.2f updates %lld loss %s acc %s | wall ETA %s   ",
+               100 * p.fraction_done, p.sim_time_s, p.epoch, static_cast<long long>(p.updates),
+               loss, acc, eta_text);
   std::fflush(stderr);
   drawn_ = true;
 }

@@ -50,7 +50,7 @@ ReportArgs parse(const std::vector<std::string>& args) {
     else if (arg == "--target")
       a.target = std::strtod(value().c_str(), nullptr);
     else if (!arg.empty() && arg[0] == '-')
-      throw ConfigError("report: unknown option '" + arg + "'");
+      throw ConfigError("report: unknown option \'" + arg + "\' (see dtsim report --help)");
     else if (a.dir.empty())
       a.dir = arg;
     else

@@ -58,7 +58,7 @@ RunArgs parse_run_args(const std::vector<std::string>& args) {
     } else if (a == "--quiet" || a == "-q") {
       r.quiet = true;
     } else if (!a.empty() && a[0] == '-') {
-      throw ConfigError("run: unknown option '" + a + "' (see dtsim --help)");
+      throw ConfigError("run: unknown option '" + a + "' (see dtsim run --help)");
     } else if (r.scenario.empty()) {
       r.scenario = a;
     } else {
@@ -133,12 +133,26 @@ int run_command(const std::vector<std::string>& args) {
 }
 
 int validate_command(const std::vector<std::string>& args) {
-  if (args.empty())
+  std::vector<std::string> files, overrides;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--set") {
+      if (i + 1 >= args.size())
+        throw ConfigError("--set: expected key=value after it");
+      overrides.push_back(args[++i]);
+    } else if (args[i].rfind("--set=", 0) == 0) {
+      overrides.push_back(args[i].substr(6));
+    } else if (!args[i].empty() && args[i][0] == '-') {
+      throw ConfigError("validate: unknown option '" + args[i] + "' (see dtsim validate --help)");
+    } else {
+      files.push_back(args[i]);
+    }
+  }
+  if (files.empty())
     throw ConfigError("validate: expected one or more scenario files");
   int failures = 0;
-  for (const std::string& path : args) {
+  for (const std::string& path : files) {
     try {
-      const RunPlan plan = plan_run(path, {});
+      const RunPlan plan = plan_run(path, overrides, PlanUse::check);
       std::printf("%s: ok (%d nodes, %s, %s)\n", path.c_str(), plan.topology->size(),
                   plan.model->describe().c_str(), plan.algorithm->describe().c_str());
     } catch (const ConfigError& e) {

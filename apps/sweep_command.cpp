@@ -73,7 +73,7 @@ SweepArgs parse(const std::vector<std::string>& args) {
       a.shard_n = parse_int("--shard", v.substr(slash + 1), 1, 1000000);
       a.shard_k = parse_int("--shard", v.substr(0, slash), 1, a.shard_n);
     } else if (!arg.empty() && arg[0] == '-') {
-      throw ConfigError("sweep: unknown option '" + arg + "'");
+      throw ConfigError("sweep: unknown option \'" + arg + "\' (see dtsim sweep --help)");
     } else if (a.file.empty()) {
       a.file = arg;
     } else {
@@ -116,7 +116,8 @@ bool ran_this_point(const SweepPlan& plan, const SweepPoint& point, const std::s
     return digest->second == point_digest(plan, point);
   const auto scenario = t.text_attributes.find("scenario");
   return scenario != t.text_attributes.end() &&
-         scenario->second == plan_run(plan.base_scenario, point.overrides).resolved_yaml;
+         scenario->second ==
+             plan_run(plan.base_scenario, point.overrides, PlanUse::check).resolved_yaml;
 }
 
 // Runs `points` (all, or those without a trace under --resume) with `jobs` parallel runs and
@@ -135,7 +136,7 @@ std::vector<Outcome> run_points(const SweepPlan& plan, const std::vector<SweepPo
       }
       // Changed since it ran, and not validated with the others (it had a trace): validate
       // it now, before anything runs.
-      plan_run(plan.base_scenario, points[i].overrides);
+      plan_run(plan.base_scenario, points[i].overrides, PlanUse::check);
       ++stale;
     }
     std::filesystem::create_directories(std::filesystem::path(trace).parent_path());
@@ -215,13 +216,13 @@ std::vector<SweepPoint> tune(const SweepPlan& plan, std::vector<SweepPoint> poin
                plan.tune->key.c_str(), groups.size(),
                groups.empty() ? 0 : groups[0].candidates.size(), plan.tune->seeds.size(),
                runs.size());
+  for (const SweepPoint& r : runs) // fail fast on a bad value (a dry run too)
+    if (!a.resume || !has_trace(plan, r))
+      plan_run(plan.base_scenario, r.overrides, PlanUse::check);
   if (a.dry_run) {
     print_dry_run(runs);
     return points;
   }
-  for (const SweepPoint& r : runs) // fail fast on a bad value
-    if (!a.resume || !has_trace(plan, r))
-      plan_run(plan.base_scenario, r.overrides);
   run_points(plan, runs, a, "tuning");
   const std::vector<TuningChoice> choices = choose_values(plan, groups);
   std::vector<SweepPoint> ready;
@@ -276,13 +277,13 @@ int sweep_command(const std::vector<std::string>& args) {
   std::fprintf(stderr, "%s: %zu points (%zu in shard %d/%d), base %s, output %s/\n",
                plan.name.c_str(), plan.points.size(), points.size(), a.shard_k, a.shard_n,
                plan.base_scenario.c_str(), plan.output_dir.c_str());
+  // Validate every point before running any (a typo fails fast, not after hours; a dry run
+  // checks what the real one would run). Under --resume a point with a trace was valid when
+  // it ran; if it changed since, run_points validates it before rerunning it.
+  for (const SweepPoint& p : points)
+    if (!a.resume || !has_trace(plan, p))
+      plan_run(plan.base_scenario, p.overrides, PlanUse::check);
   if (!a.dry_run) {
-    // Validate every point before running any (a typo fails fast, not after hours). Under
-    // --resume a point with a trace was valid when it ran; if it changed since, run_points
-    // validates it before rerunning it.
-    for (const SweepPoint& p : points)
-      if (!a.resume || !has_trace(plan, p))
-        plan_run(plan.base_scenario, p.overrides);
     std::filesystem::create_directories(plan.output_dir);
     write_sweep_info(plan, a, args);
   }

@@ -37,9 +37,14 @@ int topology_command(const std::vector<std::string>& args) {
     } else if (a == "--seed") {
       seed = std::stoull(value());
     } else if (a == "--set") {
-      apply_override(*tree, value());
+      // Both the topology section's own form (file=e.txt) and a scenario's dotted path
+      // (topology.file=e.txt) name the same key.
+      std::string assignment = value();
+      if (assignment.rfind("topology.", 0) == 0)
+        assignment.erase(0, 9);
+      apply_override(*tree, assignment);
     } else if (!a.empty() && a[0] == '-') {
-      throw ConfigError("topology: unknown option '" + a + "'");
+      throw ConfigError("topology: unknown option \'" + a + "\' (see dtsim topology --help)");
     } else {
       kind = a;
     }

@@ -8,33 +8,39 @@
 #include "sim/core/rng.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <mutex>
 #include <numeric>
 
 namespace dtsim {
 namespace {
 
-// Keeps the first `k` examples of a shuffle drawn from `rng`, in their original order.
-// k == 0 keeps everything (and draws nothing).
-void take_subset(const Params& data, const char* key, std::int64_t k, Dataset& d, Rng rng) {
+// The first `k` examples of a shuffle of `source` drawn from `rng`, in their original order;
+// k == 0 keeps everything (and draws nothing). Copies only what is kept.
+Dataset take_subset(const Params& data, const char* key, std::int64_t k, const Dataset& source,
+                    Rng rng) {
   if (k == 0)
-    return;
-  if (static_cast<std::size_t>(k) > d.size())
-    data.fail(key, "expected at most " + std::to_string(d.size()) + " (the size of the " + d.name +
-                       " set) or 0 for all, got " + std::to_string(k));
-  std::vector<std::uint32_t> order(d.size());
+    return source;
+  if (static_cast<std::size_t>(k) > source.size())
+    data.fail(key, "expected at most " + std::to_string(source.size()) + " (the size of the " +
+                       source.name + " set) or 0 for all, got " + std::to_string(k));
+  std::vector<std::uint32_t> order(source.size());
   std::iota(order.begin(), order.end(), 0U);
   rng.shuffle(order);
   order.resize(static_cast<std::size_t>(k));
   std::sort(order.begin(), order.end());
-
-  Eigen::MatrixXf features(d.features.rows(), k);
-  std::vector<std::int32_t> labels(order.size());
+  Dataset d;
+  d.name = source.name;
+  d.num_classes = source.num_classes;
+  d.shape = source.shape;
+  d.features.resize(source.features.rows(), k);
+  d.labels.resize(order.size());
   for (std::size_t j = 0; j < order.size(); ++j) {
-    features.col(static_cast<Eigen::Index>(j)) = d.features.col(order[j]);
-    labels[j] = d.labels[order[j]];
+    d.features.col(static_cast<Eigen::Index>(j)) = source.features.col(order[j]);
+    d.labels[j] = source.labels[order[j]];
   }
-  d.features = std::move(features);
-  d.labels = std::move(labels);
+  return d;
 }
 
 } // namespace
@@ -52,7 +58,28 @@ std::shared_ptr<const DataSplit> load_dataset(const Params& data, std::uint64_t 
     const std::shared_ptr<const DataSplit> shared = load_fashion_mnist(path, data.where("path"));
     if (train_samples == 0 && test_samples == 0)
       return shared;
-    s = *shared;
+    // Subsets straight from the shared, decoded data (no copy of the whole set), and the
+    // last few kept: a sweep's points share a handful of (seed, sizes), and checking or
+    // running each point would otherwise copy ~100 MB again.
+    static std::mutex mutex;
+    static std::deque<std::pair<std::string, std::shared_ptr<const DataSplit>>> recent;
+    constexpr std::size_t kRecent = 4;
+    const std::string key = std::to_string(reinterpret_cast<std::uintptr_t>(shared.get())) + "|" +
+                            std::to_string(train_samples) + "|" + std::to_string(test_samples) +
+                            "|" + std::to_string(seed);
+    const std::lock_guard lock(mutex);
+    for (const auto& [k, split] : recent)
+      if (k == key)
+        return split;
+    auto split = std::make_shared<const DataSplit>(
+        DataSplit{take_subset(data, "train_samples", train_samples, shared->train,
+                              Rng::stream(seed, "data-subset", 0)),
+                  take_subset(data, "test_samples", test_samples, shared->test,
+                              Rng::stream(seed, "data-subset", 1))});
+    recent.emplace_front(key, split);
+    if (recent.size() > kRecent)
+      recent.pop_back();
+    return split;
   } else if (kind == "cifar10" || kind == "cifar100") {
     // No standard location: the directory must be given.
     if (!data.has("path"))
@@ -73,8 +100,12 @@ std::shared_ptr<const DataSplit> load_dataset(const Params& data, std::uint64_t 
     s = make_synthetic(data.child("synthetic"), seed);
   }
   // Separate streams: the test subset must not depend on how much training data was kept.
-  take_subset(data, "train_samples", train_samples, s.train, Rng::stream(seed, "data-subset", 0));
-  take_subset(data, "test_samples", test_samples, s.test, Rng::stream(seed, "data-subset", 1));
+  if (train_samples > 0)
+    s.train = take_subset(data, "train_samples", train_samples, s.train,
+                          Rng::stream(seed, "data-subset", 0));
+  if (test_samples > 0)
+    s.test = take_subset(data, "test_samples", test_samples, s.test,
+                         Rng::stream(seed, "data-subset", 1));
   return std::make_shared<const DataSplit>(std::move(s));
 }
 

@@ -15,6 +15,7 @@ struct Progress {
   double epoch = 0;
   std::int64_t updates = 0;
   double test_accuracy = -1; // last evaluation, -1 before the first
+  double train_loss = -1;    // mean minibatch loss between the last two evaluations, -1 before
   double fraction_done = 0;  // of the stop rule, in [0, 1]
   double wall_seconds = 0;
 };

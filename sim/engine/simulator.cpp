@@ -426,9 +426,9 @@ void Simulator::evaluate() {
   last_loss_ = test_loss;
   c.emplace_back("test_loss", test_loss);
   c.emplace_back("test_accuracy", last_accuracy_);
-  c.emplace_back("train_loss", losses_since_eval_ > 0
-                                   ? loss_sum_since_eval_ / static_cast<double>(losses_since_eval_)
-                                   : std::nan(""));
+  if (losses_since_eval_ > 0)
+    last_train_loss_ = loss_sum_since_eval_ / static_cast<double>(losses_since_eval_);
+  c.emplace_back("train_loss", losses_since_eval_ > 0 ? last_train_loss_ : std::nan(""));
   loss_sum_since_eval_ = 0;
   losses_since_eval_ = 0;
 
@@ -500,6 +500,7 @@ void Simulator::report_progress(bool force) {
   p.epoch = epochs();
   p.updates = updates_;
   p.test_accuracy = last_accuracy_;
+  p.train_loss = last_train_loss_;
   p.fraction_done = fraction_done();
   p.wall_seconds = std::chrono::duration<double>(now_wall - wall_start_).count();
   config_.on_progress(p);

@@ -176,6 +176,7 @@ private:
   SimTime last_eval_time_ = SimTime::from_ns(-1);
   double last_accuracy_ = -1;
   double last_loss_ = 0;
+  double last_train_loss_ = -1; // for the progress line
   bool stopped_ = false;
   RunStatus status_ = RunStatus::Completed;
   std::string status_message_;

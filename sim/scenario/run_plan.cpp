@@ -62,12 +62,13 @@ void read_eval(const Params& p, EngineConfig& e, const Model& model) {
 }
 
 RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scenario_path,
-                       const std::vector<std::string>& overrides) {
+                       const std::vector<std::string>& overrides, PlanUse use) {
   for (const std::string& o : overrides)
     apply_override(*tree, o);
   const Params root(tree, scenario_path);
 
   RunPlan plan;
+  plan.use = use;
   plan.source_file = scenario_path;
   plan.name = root.text("name", default_name(scenario_path));
   plan.seed = static_cast<std::uint64_t>(root.integer("seed", 1, Range::non_negative()));
@@ -104,7 +105,9 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
   read_stop(root.child("stop"), plan.engine);
 
   const Params alg = root.child("algorithm");
-  AlgorithmSetup setup{nodes, plan.model->num_params(), &*plan.topology};
+  // No algorithm key depends on the dimension, so a checking plan's resolved scenario is the
+  // running plan's.
+  AlgorithmSetup setup{nodes, use == PlanUse::run ? plan.model->num_params() : 0, &*plan.topology};
   setup.mixing = plan.mixing.get();
   setup.batch_size = plan.engine.batch_size;
   const auto train_size = static_cast<double>(plan.data->train.size());
@@ -140,16 +143,18 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
 
 } // namespace
 
-RunPlan plan_run(const std::string& scenario_path, const std::vector<std::string>& overrides) {
-  return plan_from_tree(parse_yaml_file(scenario_path), scenario_path, overrides);
+RunPlan plan_run(const std::string& scenario_path, const std::vector<std::string>& overrides,
+                 PlanUse use) {
+  return plan_from_tree(parse_yaml_file(scenario_path), scenario_path, overrides, use);
 }
 
 RunPlan plan_run_text(const std::string& yaml, const std::string& name,
-                      const std::vector<std::string>& overrides) {
-  return plan_from_tree(parse_yaml_text(yaml, name), name, overrides);
+                      const std::vector<std::string>& overrides, PlanUse use) {
+  return plan_from_tree(parse_yaml_text(yaml, name), name, overrides, use);
 }
 
 RunResult execute_plan(RunPlan& plan, TraceSink& sink, int threads) {
+  DTSIM_ASSERT(plan.use == PlanUse::run, "a plan made for checking cannot run");
   SimulationParts parts{&plan.data->train,  &plan.data->test,     &plan.partition,
                         plan.model.get(),   &*plan.topology,      plan.compute.get(),
                         plan.network.get(), plan.algorithm.get(), &sink,

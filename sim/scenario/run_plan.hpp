@@ -21,6 +21,12 @@
 
 namespace dtsim {
 
+// What a plan is for. `check` validates exactly as `run` does (every key, the data, the
+// graph, the memory bound; the same resolved_yaml) but gives the algorithm no vectors
+// (num_params 0), so checking a sweep of 256-node points does not allocate and fill
+// gigabytes of node state; such a plan cannot be executed.
+enum class PlanUse { run, check };
+
 // Everything built from one scenario. `resolved_yaml` is the scenario with every default
 // filled in: stored in the trace, it reproduces the run exactly.
 struct RunPlan {
@@ -44,15 +50,18 @@ struct RunPlan {
   std::string output_path;
   std::string events; // none | summary | full
   double memory_estimate_bytes = 0;
+  PlanUse use = PlanUse::run;
 };
+
 
 // Reads the scenario file, applies "--set key=value" overrides in order, builds and
 // validates everything (data is loaded, the graph is checked, unknown keys are rejected).
 // Throws ConfigError with one line naming file, line, key and what was expected.
-RunPlan plan_run(const std::string& scenario_path, const std::vector<std::string>& overrides);
+RunPlan plan_run(const std::string& scenario_path, const std::vector<std::string>& overrides,
+                 PlanUse use = PlanUse::run);
 // The same from YAML text; `name` stands for the file in messages.
 RunPlan plan_run_text(const std::string& yaml, const std::string& name,
-                      const std::vector<std::string>& overrides);
+                      const std::vector<std::string>& overrides, PlanUse use = PlanUse::run);
 
 // Runs a plan to its end, writing to `sink`. `threads` is recorded in the trace only: the
 // caller sets oneTBB's parallelism (results do not depend on it).
