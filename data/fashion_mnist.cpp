@@ -6,6 +6,7 @@
 #include "sim/core/errors.hpp"
 #include "sim/core/huge_pages.hpp"
 
+#include <exception>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -92,9 +93,29 @@ std::shared_ptr<const DataSplit> load_fashion_mnist(const std::string& dir,
   const std::lock_guard lock(mutex);
   auto& entry = decoded[key];
   if (!entry) {
+    // Both parts at once; should both fail, the training set's error is the one reported,
+    // whichever thread finished first.
     DataSplit split;
-    tbb::parallel_invoke([&] { split.train = load_part(dir, "train", where); },
-                         [&] { split.test = load_part(dir, "t10k", where); });
+    std::exception_ptr train_error, test_error;
+    tbb::parallel_invoke(
+        [&] {
+          try {
+            split.train = load_part(dir, "train", where);
+          } catch (...) {
+            train_error = std::current_exception();
+          }
+        },
+        [&] {
+          try {
+            split.test = load_part(dir, "t10k", where);
+          } catch (...) {
+            test_error = std::current_exception();
+          }
+        });
+    if (train_error)
+      std::rethrow_exception(train_error);
+    if (test_error)
+      std::rethrow_exception(test_error);
     entry = std::make_shared<const DataSplit>(std::move(split));
   }
   return entry;
