@@ -112,10 +112,21 @@ SweepPlan plan_sweep(const std::string& sweep_path) {
 
   // Labels for name fragments.
   const Params labels = p.child("labels");
+  // Default: the key's last part, or for .name / .kind the part before it
+  // (algorithm.name -> algorithm, data.partition.kind -> partition), so that a point's
+  // name never says "name=" (the run's own `name` key).
   auto label_of = [&](const std::string& key) {
+    if (labels.has(key))
+      return labels.text(key);
     const auto dot = key.rfind('.');
-    const std::string def = dot == std::string::npos ? key : key.substr(dot + 1);
-    return labels.has(key) ? labels.text(key) : def;
+    if (dot == std::string::npos)
+      return key;
+    const std::string last = key.substr(dot + 1);
+    if (last != "name" && last != "kind")
+      return last;
+    const auto before = key.rfind('.', dot - 1);
+    return key.substr(before == std::string::npos ? 0 : before + 1,
+                      dot - (before == std::string::npos ? 0 : before + 1));
   };
 
   // The grid: one list of settings per key, in file order.

@@ -51,13 +51,13 @@ TEST_SUITE("scenario") {
     CHECK(p.output_dir == "runs/demo");
     CHECK(p.base_scenario.ends_with("/base.yaml"));
     REQUIRE(p.points.size() == 8);
-    CHECK(p.points[0].name == "nodes=8_name=dsgd_part=kind-iid");
-    CHECK(p.points[1].name == "nodes=8_name=dsgd_part=kind-dirichlet-alpha-0.1");
-    CHECK(p.points[7].name == "nodes=16_name=asgd_part=kind-dirichlet-alpha-0.1");
+    CHECK(p.points[0].name == "nodes=8_algorithm=dsgd_part=kind-iid");
+    CHECK(p.points[1].name == "nodes=8_algorithm=dsgd_part=kind-dirichlet-alpha-0.1");
+    CHECK(p.points[7].name == "nodes=16_algorithm=asgd_part=kind-dirichlet-alpha-0.1");
     CHECK(p.points[1].overrides ==
           std::vector<std::string>{"nodes=8", "algorithm.name=dsgd",
                                    "data.partition={kind: dirichlet, alpha: 0.1}",
-                                   "name=demo_nodes=8_name=dsgd_part=kind-dirichlet-alpha-0.1"});
+                                   "name=demo_nodes=8_algorithm=dsgd_part=kind-dirichlet-alpha-0.1"});
     // The same file expands to the same points.
     const SweepPlan again = plan_sweep(write_sweep(kDemoSweep));
     for (std::size_t i = 0; i < p.points.size(); ++i)
@@ -73,8 +73,8 @@ points:
   - {algorithm.name: gsgm, algorithm.lr: 0.001}
 )"));
     REQUIRE(p.points.size() == 6);
-    CHECK(p.points[0].name == "seed=1_name=asgd_lr=0.05");
-    CHECK(p.points[5].name == "seed=3_name=gsgm_lr=0.001");
+    CHECK(p.points[0].name == "seed=1_algorithm=asgd_lr=0.05");
+    CHECK(p.points[5].name == "seed=3_algorithm=gsgm_lr=0.001");
   }
 
   TEST_CASE("plan_sweep: points: {from: ...} takes another sweep file's points") {
@@ -93,8 +93,8 @@ grid: {nodes: [8, 64]}
 points: {from: methods.yaml}
 )"));
     REQUIRE(p.points.size() == 4);
-    CHECK(p.points[0].name == "nodes=8_name=asgd_lr=0.05");
-    CHECK(p.points[3].name == "nodes=64_name=gsgm_lr=0.001");
+    CHECK(p.points[0].name == "nodes=8_algorithm=asgd_lr=0.05");
+    CHECK(p.points[3].name == "nodes=64_algorithm=gsgm_lr=0.001");
     CHECK(error_of("base: base.yaml\npoints: {from: nothere.yaml}\n")
               .find("s.yaml:2: points.from: no such sweep file") != std::string::npos);
     CHECK(error_of("base: base.yaml\npoints: {from: base.yaml}\n")
