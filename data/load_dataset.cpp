@@ -54,7 +54,7 @@ std::shared_ptr<const DataSplit> load_dataset(const Params& data, std::uint64_t 
   DataSplit s;
   // Keys of the other dataset are left unread, so that a stray one is reported as unused.
   if (kind == "fashion-mnist") {
-    const std::string path = data.text("path", "/usr/share/datasets/fashion-mnist");
+    const std::string path = data.file_path("path", "/usr/share/datasets/fashion-mnist");
     const std::shared_ptr<const DataSplit> shared = load_fashion_mnist(path, data.where("path"));
     if (train_samples == 0 && test_samples == 0)
       return shared;
@@ -89,7 +89,7 @@ std::shared_ptr<const DataSplit> load_dataset(const Params& data, std::uint64_t 
                                                     "... data_batch_5.bin, test_batch.bin)"
                                                   : "CIFAR-100 binary files (train.bin, "
                                                     "test.bin)"));
-    const std::string path = data.text("path");
+    const std::string path = data.file_path("path");
     if (kind == "cifar10") {
       s = load_cifar10(path, data.where("path"));
     } else {

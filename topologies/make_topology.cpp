@@ -168,7 +168,7 @@ Edges social_edges(const Params& p, int n, std::uint64_t) {
 
 // A user graph: one undirected edge "i j" (0-based node ids) per line; '#' starts a comment.
 Edges file_edges(const Params& p, int n, std::uint64_t) {
-  const std::string path = p.text("file");
+  const std::string path = p.file_path("file");
   const auto rows = read_text_rows(path);
   if (!rows)
     p.fail("file", "cannot open edge-list file " + path);

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 
 namespace dtsim {
@@ -226,6 +227,21 @@ std::string Params::text(std::string_view key) const {
   if (!has(key))
     fail(key, "required key is missing (expected a string)");
   return text(key, "");
+}
+
+std::string Params::file_path(std::string_view key, const std::string& def) const {
+  const std::string value = text(key, def);
+  const ParamNode* n = lookup(key);
+  const std::filesystem::path p(value);
+  if (value.empty() || p.is_absolute() || !n || n->line <= 0 || file_.empty())
+    return value;
+  return (std::filesystem::path(file_).parent_path() / p).lexically_normal().string();
+}
+
+std::string Params::file_path(std::string_view key) const {
+  if (!has(key))
+    fail(key, "required key is missing (expected a file name)");
+  return file_path(key, "");
 }
 
 std::string Params::choice(std::string_view key, const std::string& def,

@@ -49,6 +49,11 @@ public:
   bool flag(std::string_view key, bool def) const;
   std::string text(std::string_view key, const std::string& def) const;
   std::string text(std::string_view key) const; // required
+  // A file or folder name. A relative one written in the scenario file resolves against
+  // that file's folder (like a sweep's `base:`); one from --set or a default stays relative
+  // to the current directory.
+  std::string file_path(std::string_view key, const std::string& def) const;
+  std::string file_path(std::string_view key) const; // required
   // One of `allowed`; otherwise an error listing them, with "did you mean".
   std::string choice(std::string_view key, const std::string& def,
                      const std::vector<std::string>& allowed) const;

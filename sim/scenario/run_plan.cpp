@@ -132,7 +132,7 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
   plan.engine.seed = plan.seed;
 
   const Params out = root.child("output");
-  plan.output_path = out.text("path", "runs/" + plan.name + ".h5");
+  plan.output_path = out.file_path("path", "runs/" + plan.name + ".h5");
   plan.events = out.choice("events", "summary", {"none", "summary", "full"});
   plan.engine.record_events = plan.events == "full";
 

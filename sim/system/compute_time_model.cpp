@@ -69,7 +69,7 @@ ComputeTimeModel::ComputeTimeModel(const Params& p, int nodes, std::uint64_t see
 }
 
 void ComputeTimeModel::read_trace(const Params& p, int nodes) {
-  const std::string path = p.text("file");
+  const std::string path = p.file_path("file");
   const auto rows = read_text_rows(path);
   if (!rows)
     p.fail("file", "cannot open compute-time trace " + path + " (CSV rows 'node,seconds')");

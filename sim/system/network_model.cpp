@@ -26,7 +26,7 @@ NetworkModel::NetworkModel(const Params& p, int endpoints, std::uint64_t seed, i
 }
 
 void NetworkModel::read_latency_matrix(const Params& p) {
-  const std::string path = p.text("latency_matrix");
+  const std::string path = p.file_path("latency_matrix");
   const auto text = read_text_rows(path);
   if (!text)
     p.fail("latency_matrix", "cannot open latency matrix " + path);

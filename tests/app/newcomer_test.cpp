@@ -4,6 +4,7 @@
 #include "run_cli.hpp"
 
 #include <doctest/doctest.h>
+#include <filesystem>
 #include <string>
 
 using dtsim::testing::process_temp_dir;
@@ -20,10 +21,13 @@ bool has(const std::string& text, const std::string& part) {
 
 TEST_SUITE("newcomer") {
   TEST_CASE("every command answers --help and -h with its options, exit 0") {
-    const std::pair<const char*, const char*> commands[] = {
-        {"run", "--threads N"},     {"sweep", "--dry-run"},    {"validate", "--set key=value"},
-        {"analyze", "--baseline"},  {"report", "--vs key"},    {"topology", "--nodes N"},
-        {"list", "compute-time distributions"}};
+    const std::pair<const char*, const char*> commands[] = {{"run", "--threads N"},
+                                                            {"sweep", "--dry-run"},
+                                                            {"validate", "--set key=value"},
+                                                            {"analyze", "--baseline"},
+                                                            {"report", "--vs key"},
+                                                            {"topology", "--nodes N"},
+                                                            {"list", "compute-time distributions"}};
     for (const auto& [command, option] : commands) {
       CAPTURE(command);
       for (const char* flag : {"--help", "-h"}) {
@@ -63,5 +67,25 @@ TEST_SUITE("newcomer") {
     CHECK(dry.exit_code == 2);
     CHECK(has(dry.output, "algorithm.lr"));
     CHECK(has(run_cli("list").output, "  trace "));
+  }
+
+  TEST_CASE("relative paths in a scenario resolve against the scenario's folder") {
+    const std::string dir = process_temp_dir("dtsim_newcomer_paths_");
+    std::filesystem::create_directories(dir + "/sub");
+    write_temp_file(dir + "/sub", "e.txt", "0 1\n1 2\n2 3\n3 0\n");
+    const std::string scenario =
+        write_temp_file(dir + "/sub", "s.yaml",
+                        "nodes: 4\ndata: {dataset: synthetic}\nmodel: {kind: softmax}\n"
+                        "topology: {kind: edges, file: e.txt}\nstop: {steps: 2}\n"
+                        "output: {path: ../out/t.h5}\n");
+    // Run from the source folder, far from the file: e.txt is found beside s.yaml and the
+    // trace lands in <dir>/out.
+    const auto r = run_cli("run " + scenario + " --quiet");
+    CHECK(r.exit_code == 0);
+    CHECK(std::filesystem::exists(dir + "/out/t.h5"));
+    // A --set path stays relative to the current folder (here the source folder).
+    const auto moved = run_cli("validate " + scenario + " --set topology.file=e.txt");
+    CHECK(moved.exit_code == 2);
+    CHECK(has(moved.output, "cannot open edge-list file e.txt"));
   }
 }
