@@ -58,15 +58,24 @@ bool Range::contains(double x) const {
   return lo_ok && hi_ok;
 }
 
+namespace {
+// A bound as written by a person: whole numbers in full (1000000, not 1e+06).
+std::string format_bound(double x) {
+  if (std::fabs(x) < 1e15 && x == std::floor(x))
+    return std::to_string(static_cast<long long>(x));
+  return format_number(x);
+}
+} // namespace
+
 std::string Range::describe() const {
   const bool has_lo = std::isfinite(lo), has_hi = std::isfinite(hi);
   if (has_lo && has_hi)
-    return std::string("in ") + (lo_open ? "(" : "[") + format_number(lo) + ", " +
-           format_number(hi) + (hi_open ? ")" : "]");
+    return std::string("in ") + (lo_open ? "(" : "[") + format_bound(lo) + ", " + format_bound(hi) +
+           (hi_open ? ")" : "]");
   if (has_lo)
-    return std::string(lo_open ? "> " : ">= ") + format_number(lo);
+    return std::string(lo_open ? "> " : ">= ") + format_bound(lo);
   if (has_hi)
-    return std::string(hi_open ? "< " : "<= ") + format_number(hi);
+    return std::string(hi_open ? "< " : "<= ") + format_bound(hi);
   return "finite";
 }
 

@@ -12,6 +12,7 @@
 #include "sim/scenario/yaml_tree.hpp"
 #include "topologies/make_topology.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 namespace dtsim {
@@ -61,11 +62,34 @@ void read_eval(const Params& p, EngineConfig& e, const Model& model) {
            "needs per-example gradients, which model " + model.describe() + " does not compute");
 }
 
+// Top-level keys first: a misspelled section (stopp:) would otherwise surface as the error
+// of the section it was meant to be ("no stop rule") before reject_unused could name it;
+// and a sweep file given as a scenario is told so.
+void check_sections(const Params& root, const ParamNode& tree) {
+  static const std::vector<std::string> sections = {"name",   "label", "seed",     "nodes",
+                                                    "data",   "model", "topology", "algorithm",
+                                                    "system", "stop",  "eval",     "output"};
+  if (tree.find("base") && (tree.find("grid") || tree.find("points")))
+    throw ConfigError(root.file() +
+                      ": this is a sweep file (it has base: and grid:/points:); "
+                      "run it with dtsim sweep " +
+                      root.file());
+  for (const auto& [key, value] : tree.fields)
+    if (std::find(sections.begin(), sections.end(), key) == sections.end()) {
+      const std::string guess = closest_name(key, sections);
+      root.fail(key, "unknown key '" + key + "'" +
+                         (guess.empty() ? "" : " (did you mean '" + guess + "'?)") +
+                         "; known keys here: name, label, seed, nodes, data, model, topology, "
+                         "algorithm, system, stop, eval, output");
+    }
+}
+
 RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scenario_path,
                        const std::vector<std::string>& overrides, PlanUse use) {
   for (const std::string& o : overrides)
     apply_override(*tree, o);
   const Params root(tree, scenario_path);
+  check_sections(root, *tree);
 
   RunPlan plan;
   plan.use = use;

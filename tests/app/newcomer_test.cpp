@@ -88,4 +88,18 @@ TEST_SUITE("newcomer") {
     CHECK(moved.exit_code == 2);
     CHECK(has(moved.output, "cannot open edge-list file e.txt"));
   }
+
+  TEST_CASE("a misspelled section is named with did-you-mean, and a sweep file is told so") {
+    const std::string dir = process_temp_dir("dtsim_newcomer_keys_");
+    const std::string typo = write_temp_file(dir, "s.yaml",
+                                             "nodes: 4\ndata: {dataset: synthetic}\n"
+                                             "stopp: {steps: 2}\n");
+    const auto r = run_cli("validate " + typo);
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.output, "s.yaml:3: stopp: unknown key 'stopp' (did you mean 'stop'?)"));
+    const auto sweep = run_cli("validate scenarios/sweeps/gsgm.yaml");
+    CHECK(sweep.exit_code == 2);
+    CHECK(has(sweep.output, "this is a sweep file"));
+    CHECK(has(sweep.output, "dtsim sweep scenarios/sweeps/gsgm.yaml"));
+  }
 }
