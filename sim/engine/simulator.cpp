@@ -526,13 +526,15 @@ RunSummary Simulator::summary() const {
   column("bytes_received", [](const NodeStats& st) { return st.bytes_received; });
   column("messages_sent", [](const NodeStats& st) { return st.messages_sent; });
   {
-    std::vector<double> speed, straggler;
+    std::vector<double> speed, straggler, effective;
     for (int i = 0; i < nodes_; ++i) {
       speed.push_back(parts_.compute->speed_factor(i));
       straggler.push_back(parts_.compute->permanent_straggler(i) ? 1.0 : 0.0);
+      effective.push_back(parts_.compute->effective_factor(i));
     }
     s.node_columns.emplace_back("speed_factor", std::move(speed));
     s.node_columns.emplace_back("straggler", std::move(straggler));
+    s.node_columns.emplace_back("effective_slowdown", std::move(effective));
   }
   parts_.algorithm->add_node_columns(s.node_columns);
   order_.add_node_columns(s.node_columns);

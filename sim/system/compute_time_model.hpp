@@ -40,6 +40,11 @@ public:
   SimTime sample(int node, SimTime start = SimTime());
   double speed_factor(int node) const { return speed_[static_cast<std::size_t>(node)]; }
   bool permanent_straggler(int node) const { return slow_[static_cast<std::size_t>(node)]; }
+  // speed_factor x the straggler slowdown for a permanent straggler: the node's mean compute
+  // time over mean_s (transient stragglers are slowed per draw and not counted here).
+  double effective_factor(int node) const {
+    return speed_factor(node) * (permanent_straggler(node) ? slowdown_ : 1.0);
+  }
   double mean_seconds() const { return mean_s_; }
 
 private:

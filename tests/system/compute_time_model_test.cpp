@@ -41,8 +41,10 @@ TEST_SUITE("system") {
       if (m.permanent_straggler(i)) {
         ++slow;
         CHECK(t == doctest::Approx(0.4));
+        CHECK(m.effective_factor(i) == 4.0); // what /nodes/effective_slowdown records
       } else {
         CHECK(t == doctest::Approx(0.1));
+        CHECK(m.effective_factor(i) == 1.0);
       }
     }
     CHECK(slow == 2);
