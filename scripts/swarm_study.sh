@@ -7,16 +7,21 @@
 #   docs/swarm-study.csv                            one row per evaluation run
 #   docs/swarm-study-tables.md                      dtsim analyze tables (mean ± std, 95% CIs)
 # Resumable (--resume). Usage: scripts/swarm_study.sh [BUILD] [JOBS]
+# TABLES_ONLY=1 skips the sweep and regenerates the pages from the traces in runs/swarm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dtsim="${1:-build/release}/apps/dtsim"
 jobs="${2:-2}"
 out=runs/swarm
-start=$(date -u +%s)
-"$dtsim" sweep scenarios/sweeps/swarm.yaml -o "$out" --jobs "$jobs" --resume
-echo "sweep wall time: $(( $(date -u +%s) - start )) s" | tee "$out/wall-time.txt"
+if [ "${TABLES_ONLY:-0}" != 1 ]; then
+  start=$(date -u +%s)
+  "$dtsim" sweep scenarios/sweeps/swarm.yaml -o "$out" --jobs "$jobs" --resume
+  echo "sweep wall time: $(( $(date -u +%s) - start )) s" | tee "$out/wall-time.txt"
+fi
 
-"$dtsim" report "$out" -o docs/swarm-report.md --by system.network.bandwidth_Bps,label --vs nodes
+if [ "${TABLES_ONLY:-0}" != 1 ]; then
+  "$dtsim" report "$out" -o docs/swarm-report.md --by system.network.bandwidth_Bps,label --vs nodes
+fi
 evaluation=$(find "$out" -maxdepth 1 -name '*.h5' | sort)
 by=system.network.bandwidth_Bps,label,nodes
 # shellcheck disable=SC2086
@@ -29,7 +34,14 @@ by=system.network.bandwidth_Bps,label,nodes
   echo "## Per bandwidth, method and n (mean ± sample std, 95% CI half-width)"
   echo
   "$dtsim" analyze $evaluation --by "$by" \
-    --columns final_acc,idle_per_compute,epochs,bits_per_coord,bytes_sent \
+    --columns final_acc,idle_per_compute,bits_per_coord,bytes_sent,consensus \
     --markdown --csv docs/swarm-study.csv
+  for measure in idle_per_compute final_acc; do
+    echo
+    echo "## $measure by bandwidth and n (mean ± 95% CI over 3 seeds)"
+    echo
+    /usr/bin/python3 analysis/pivot.py docs/swarm-study.csv --rows system.network.bandwidth_Bps,label \
+      --cols nodes --value "$measure" --digits 3 --order-cols 16,32,64,128
+  done
 } > docs/swarm-study-tables.md
 echo "wrote docs/swarm-report.md, docs/swarm-study-tables.md, docs/swarm-study.csv"
