@@ -13,6 +13,14 @@ namespace dtsim {
 namespace {
 
 // A value as one line of flow-style YAML, usable in "--set key=value".
+void mark_used(ParamNode& n) {
+  n.used = true;
+  for (auto& [key, child] : n.fields)
+    mark_used(child);
+  for (ParamNode& item : n.items)
+    mark_used(item);
+}
+
 std::string compact(const ParamNode& n) {
   switch (n.kind) {
   case ParamNode::Kind::Null:
@@ -129,6 +137,19 @@ SweepPlan plan_sweep(const std::string& sweep_path) {
                       dot - (before == std::string::npos ? 0 : before + 1));
   };
 
+  // set: overrides every point carries (before its own settings, not in its name), so that
+  // a study need not copy the base file to change one key.
+  std::vector<std::string> common;
+  if (ParamNode* set = tree->find("set"); set && set->kind != ParamNode::Kind::Null) {
+    if (set->kind != ParamNode::Kind::Map)
+      p.fail("set", "expected a map of dotted keys to values, e.g. {stop.epochs: 4}");
+    set->used = true;
+    for (auto& [key, value] : set->fields) {
+      mark_used(value); // its keys are checked where the override applies: in the scenario
+      common.push_back(key + "=" + compact(value));
+    }
+  }
+
   // The grid: one list of settings per key, in file order.
   std::vector<std::vector<Setting>> axes;
   ParamNode* grid = tree->find("grid");
@@ -174,8 +195,13 @@ SweepPlan plan_sweep(const std::string& sweep_path) {
       tree->fields.emplace_back(key, ParamNode());
       tree->fields.back().second.used = true;
     }
-  if (p.has("tune"))
+  if (p.has("tune")) {
     plan.tune = read_tune(p.child("tune"));
+    for (const std::string& o : common)
+      if (o.rfind(plan.tune->key + "=", 0) == 0)
+        throw ConfigError(sweep_path + ": tune.key " + plan.tune->key +
+                          " is also fixed by set:; the tuning step chooses it");
+  }
   // Labels are read lazily above; touch every label so that unknown ones are reported.
   for (auto& [key, node] : labels.node().fields)
     labels.text(key);
@@ -209,6 +235,7 @@ SweepPlan plan_sweep(const std::string& sweep_path) {
   std::set<std::string> names;
   for (const auto& c : combos) {
     SweepPoint pt;
+    pt.overrides = common;
     for (const Setting& s : c) {
       const std::string fragment = label_of(s.key) + "=" + name_fragment(s.value);
       pt.name += (pt.name.empty() ? "" : "_") + fragment;

@@ -55,9 +55,9 @@ TEST_SUITE("scenario") {
     CHECK(p.points[1].name == "nodes=8_algorithm=dsgd_part=kind-dirichlet-alpha-0.1");
     CHECK(p.points[7].name == "nodes=16_algorithm=asgd_part=kind-dirichlet-alpha-0.1");
     CHECK(p.points[1].overrides ==
-          std::vector<std::string>{"nodes=8", "algorithm.name=dsgd",
-                                   "data.partition={kind: dirichlet, alpha: 0.1}",
-                                   "name=demo_nodes=8_algorithm=dsgd_part=kind-dirichlet-alpha-0.1"});
+          std::vector<std::string>{
+              "nodes=8", "algorithm.name=dsgd", "data.partition={kind: dirichlet, alpha: 0.1}",
+              "name=demo_nodes=8_algorithm=dsgd_part=kind-dirichlet-alpha-0.1"});
     // The same file expands to the same points.
     const SweepPlan again = plan_sweep(write_sweep(kDemoSweep));
     for (std::size_t i = 0; i < p.points.size(); ++i)
@@ -75,6 +75,21 @@ points:
     REQUIRE(p.points.size() == 6);
     CHECK(p.points[0].name == "seed=1_algorithm=asgd_lr=0.05");
     CHECK(p.points[5].name == "seed=3_algorithm=gsgm_lr=0.001");
+  }
+
+  TEST_CASE("plan_sweep: set: fixes overrides for every point, outside the names") {
+    const SweepPlan p = plan_sweep(write_sweep(R"(
+base: base.yaml
+set: {stop.epochs: 4, data.partition: {kind: iid}}
+grid: {seed: [1, 2]}
+)"));
+    REQUIRE(p.points.size() == 2);
+    CHECK(p.points[1].name == "seed=2");
+    CHECK(p.points[1].overrides == std::vector<std::string>{"stop.epochs=4",
+                                                            "data.partition={kind: iid}", "seed=2",
+                                                            "name=" + p.name + "_seed=2"});
+    CHECK_THROWS_WITH_AS(plan_sweep(write_sweep("base: base.yaml\nset: [1]\ngrid: {seed: [1]}\n")),
+                         doctest::Contains("set: expected a map of dotted keys"), ConfigError);
   }
 
   TEST_CASE("plan_sweep: points: {from: ...} takes another sweep file's points") {
