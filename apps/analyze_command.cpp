@@ -2,6 +2,7 @@
 // `dtsim analyze`: one row per run or per group of runs (mean ± std over seeds).
 #include "analysis/run_table.hpp"
 #include "analysis/stability.hpp"
+#include "apps/arg_cursor.hpp"
 #include "apps/commands.hpp"
 #include "apps/run_collection.hpp"
 #include "sim/core/errors.hpp"
@@ -35,32 +36,27 @@ struct AnalyzeArgs {
 
 AnalyzeArgs parse(const std::vector<std::string>& args) {
   AnalyzeArgs a;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size())
-        throw ConfigError(args[i] + ": expected a value after it");
-      return args[++i];
-    };
-    const std::string& arg = args[i];
+  for (ArgCursor c("analyze", args); c.next();) {
+    const std::string& arg = c.arg();
     if (arg == "--by") {
-      a.by = split_commas(value());
+      a.by = split_commas(c.value());
     } else if (arg == "--csv") {
-      a.csv = value();
+      a.csv = c.value();
     } else if (arg == "--markdown") {
       a.markdown = true;
     } else if (arg == "--columns") {
-      a.columns = split_commas(value());
+      a.columns = split_commas(c.value());
     } else if (arg == "--baseline") {
-      for (const std::string& kv : split_commas(value())) {
+      for (const std::string& kv : split_commas(c.value())) {
         const auto eq = kv.find('=');
         if (eq == std::string::npos)
           throw ConfigError("--baseline: expected key=value[,key=value], got '" + kv + "'");
         a.baseline.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
       }
     } else if (arg == "--target") {
-      a.target = std::strtod(value().c_str(), nullptr);
-    } else if (!arg.empty() && arg[0] == '-') {
-      throw ConfigError("analyze: unknown option \'" + arg + "\' (see dtsim analyze --help)");
+      a.target = std::strtod(c.value().c_str(), nullptr);
+    } else if (c.is_option()) {
+      c.unknown_option();
     } else {
       a.inputs.push_back(arg);
     }

@@ -2,6 +2,7 @@
 // `dtsim report DIR`: a self-contained Markdown report of a sweep folder, with PNG figures
 // drawn by analysis/plot.py.
 #include "analysis/run_table.hpp"
+#include "apps/arg_cursor.hpp"
 #include "apps/commands.hpp"
 #include "apps/run_collection.hpp"
 #include "sim/core/build_info.hpp"
@@ -34,23 +35,18 @@ struct ReportArgs {
 ReportArgs parse(const std::vector<std::string>& args) {
   ReportArgs a;
   a.command = args;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size())
-        throw ConfigError(arg + ": expected a value after it");
-      return args[++i];
-    };
+  for (ArgCursor c("report", args); c.next();) {
+    const std::string& arg = c.arg();
     if (arg == "-o" || arg == "--output")
-      a.output = value();
+      a.output = c.value();
     else if (arg == "--by")
-      a.by = split_commas(value());
+      a.by = split_commas(c.value());
     else if (arg == "--vs")
-      a.vs = value();
+      a.vs = c.value();
     else if (arg == "--target")
-      a.target = std::strtod(value().c_str(), nullptr);
-    else if (!arg.empty() && arg[0] == '-')
-      throw ConfigError("report: unknown option \'" + arg + "\' (see dtsim report --help)");
+      a.target = std::strtod(c.value().c_str(), nullptr);
+    else if (c.is_option())
+      c.unknown_option();
     else if (a.dir.empty())
       a.dir = arg;
     else

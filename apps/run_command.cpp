@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // `dtsim run` and `dtsim validate`: scenario -> plan -> simulation -> HDF5 trace.
+#include "apps/arg_cursor.hpp"
 #include "apps/commands.hpp"
 #include "apps/progress_line.hpp"
 #include "sim/core/errors.hpp"
@@ -33,21 +34,14 @@ struct RunArgs {
 
 RunArgs parse_run_args(const std::vector<std::string>& args) {
   RunArgs r;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&](const char* flag) -> const std::string& {
-      if (i + 1 >= args.size())
-        throw ConfigError(std::string(flag) + ": expected a value after it");
-      return args[++i];
-    };
+  for (ArgCursor c("run", args); c.next();) {
+    if (c.take_set(r.overrides))
+      continue;
+    const std::string& a = c.arg();
     if (a == "-o" || a == "--output") {
-      r.output = value("-o");
-    } else if (a == "--set") {
-      r.overrides.push_back(value("--set"));
-    } else if (a.rfind("--set=", 0) == 0) {
-      r.overrides.push_back(a.substr(6));
+      r.output = c.value();
     } else if (a == "--threads") {
-      const std::string& v = value("--threads");
+      const std::string& v = c.value();
       try {
         r.threads = std::stoi(v);
       } catch (...) {
@@ -57,8 +51,8 @@ RunArgs parse_run_args(const std::vector<std::string>& args) {
         throw ConfigError("--threads: expected an integer in [1, 1024], got '" + v + "'");
     } else if (a == "--quiet" || a == "-q") {
       r.quiet = true;
-    } else if (!a.empty() && a[0] == '-') {
-      throw ConfigError("run: unknown option '" + a + "' (see dtsim run --help)");
+    } else if (c.is_option()) {
+      c.unknown_option();
     } else if (r.scenario.empty()) {
       r.scenario = a;
     } else {
@@ -134,18 +128,12 @@ int run_command(const std::vector<std::string>& args) {
 
 int validate_command(const std::vector<std::string>& args) {
   std::vector<std::string> files, overrides;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--set") {
-      if (i + 1 >= args.size())
-        throw ConfigError("--set: expected key=value after it");
-      overrides.push_back(args[++i]);
-    } else if (args[i].rfind("--set=", 0) == 0) {
-      overrides.push_back(args[i].substr(6));
-    } else if (!args[i].empty() && args[i][0] == '-') {
-      throw ConfigError("validate: unknown option '" + args[i] + "' (see dtsim validate --help)");
-    } else {
-      files.push_back(args[i]);
-    }
+  for (ArgCursor c("validate", args); c.next();) {
+    if (c.take_set(overrides))
+      continue;
+    if (c.is_option())
+      c.unknown_option();
+    files.push_back(c.arg());
   }
   if (files.empty())
     throw ConfigError("validate: expected one or more scenario files");

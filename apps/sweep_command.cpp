@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `dtsim sweep`: every point of a sweep file as one run, in parallel, resumable, shardable.
 #include "analysis/run_table.hpp"
+#include "apps/arg_cursor.hpp"
 #include "apps/commands.hpp"
 #include "apps/sweep_runner.hpp"
 #include "apps/sweep_tuning.hpp"
@@ -50,30 +51,25 @@ int parse_int(const std::string& flag, const std::string& v, int lo, int hi) {
 
 SweepArgs parse(const std::vector<std::string>& args) {
   SweepArgs a;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size())
-        throw ConfigError(arg + ": expected a value after it");
-      return args[++i];
-    };
+  for (ArgCursor c("sweep", args); c.next();) {
+    const std::string& arg = c.arg();
     if (arg == "-o" || arg == "--output") {
-      a.output = value();
+      a.output = c.value();
     } else if (arg == "--jobs" || arg == "-j") {
-      a.jobs = parse_int("--jobs", value(), 1, 256);
+      a.jobs = parse_int("--jobs", c.value(), 1, 256);
     } else if (arg == "--resume") {
       a.resume = true;
     } else if (arg == "--dry-run") {
       a.dry_run = true;
     } else if (arg == "--shard") {
-      const std::string v = value();
+      const std::string v = c.value();
       const auto slash = v.find('/');
       if (slash == std::string::npos)
         throw ConfigError("--shard: expected K/N (e.g. 2/8), got '" + v + "'");
       a.shard_n = parse_int("--shard", v.substr(slash + 1), 1, 1000000);
       a.shard_k = parse_int("--shard", v.substr(0, slash), 1, a.shard_n);
-    } else if (!arg.empty() && arg[0] == '-') {
-      throw ConfigError("sweep: unknown option \'" + arg + "\' (see dtsim sweep --help)");
+    } else if (c.is_option()) {
+      c.unknown_option();
     } else if (a.file.empty()) {
       a.file = arg;
     } else {

@@ -2,6 +2,7 @@
 // `dtsim topology KIND --nodes N`: degree range, diameter, spectral gap and smallest
 // eigenvalue of the mixing matrix (d2 needs it above -1/3) of a graph (for a
 // time-varying kind: of the union of its rounds, plus how its rounds average).
+#include "apps/arg_cursor.hpp"
 #include "apps/commands.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/params.hpp"
@@ -20,31 +21,26 @@ int topology_command(const std::vector<std::string>& args) {
   long long nodes = -1;
   std::uint64_t seed = 1;
   std::string kind;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size())
-        throw ConfigError(a + ": expected a value after it");
-      return args[++i];
-    };
+  for (ArgCursor c("topology", args); c.next();) {
+    const std::string& a = c.arg();
     if (a == "--nodes" || a == "-n") {
-      const std::string& v = value();
+      const std::string& v = c.value();
       try {
         nodes = std::stoll(v);
       } catch (...) {
         throw ConfigError("--nodes: expected a positive integer, got '" + v + "'");
       }
     } else if (a == "--seed") {
-      seed = std::stoull(value());
+      seed = std::stoull(c.value());
     } else if (a == "--set") {
       // Both the topology section's own form (file=e.txt) and a scenario's dotted path
       // (topology.file=e.txt) name the same key.
-      std::string assignment = value();
+      std::string assignment = c.value();
       if (assignment.rfind("topology.", 0) == 0)
         assignment.erase(0, 9);
       apply_override(*tree, assignment);
-    } else if (!a.empty() && a[0] == '-') {
-      throw ConfigError("topology: unknown option \'" + a + "\' (see dtsim topology --help)");
+    } else if (c.is_option()) {
+      c.unknown_option();
     } else {
       kind = a;
     }
