@@ -320,18 +320,28 @@ std::vector<Params> Params::maps(std::string_view key) const {
   return out;
 }
 
+namespace {
+std::string unknown_key(const std::string& key, const std::vector<std::string>& known) {
+  const std::string guess = closest_name(key, known);
+  return "unknown key '" + key + "'" + (guess.empty() ? "" : " (did you mean '" + guess + "'?)") +
+         (known.empty() ? "" : "; known keys here: " + join(known));
+}
+} // namespace
+
+void Params::reject_unknown(const std::vector<std::string>& known) const {
+  for (const auto& [k, v] : node_->fields)
+    if (std::find(known.begin(), known.end(), k) == known.end())
+      fail(k, unknown_key(k, known));
+}
+
 void Params::reject_unused() const {
   std::vector<std::string> used_keys;
   for (const auto& [k, v] : node_->fields)
     if (v.used)
       used_keys.push_back(k);
   for (const auto& [k, v] : node_->fields) {
-    if (!v.used) {
-      const std::string guess = closest_name(k, used_keys);
-      fail(k, "unknown key '" + k + "'" +
-                  (guess.empty() ? "" : " (did you mean '" + guess + "'?)") +
-                  (used_keys.empty() ? "" : "; known keys here: " + join(used_keys)));
-    }
+    if (!v.used)
+      fail(k, unknown_key(k, used_keys));
     if (v.kind == ParamNode::Kind::Map)
       Params(root_, const_cast<ParamNode*>(&v), file_, key_path(k)).reject_unused();
     if (v.kind == ParamNode::Kind::List)

@@ -67,6 +67,9 @@ public:
 
   // Throws for the first key under this view that no component read.
   void reject_unused() const;
+  // Throws for the first key of this map that is not in `known` (checked before the keys are
+  // read, e.g. a scenario's sections), with the same message as reject_unused.
+  void reject_unknown(const std::vector<std::string>& known) const;
 
   [[noreturn]] void fail(std::string_view key, const std::string& expected) const;
   std::string where(std::string_view key) const; // "file:line: path.key"

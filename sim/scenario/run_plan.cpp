@@ -74,14 +74,7 @@ void check_sections(const Params& root, const ParamNode& tree) {
                       ": this is a sweep file (it has base: and grid:/points:); "
                       "run it with dtsim sweep " +
                       root.file());
-  for (const auto& [key, value] : tree.fields)
-    if (std::find(sections.begin(), sections.end(), key) == sections.end()) {
-      const std::string guess = closest_name(key, sections);
-      root.fail(key, "unknown key '" + key + "'" +
-                         (guess.empty() ? "" : " (did you mean '" + guess + "'?)") +
-                         "; known keys here: name, label, seed, nodes, data, model, topology, "
-                         "algorithm, system, stop, eval, output");
-    }
+  root.reject_unknown(sections);
 }
 
 RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scenario_path,

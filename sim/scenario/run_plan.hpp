@@ -53,7 +53,6 @@ struct RunPlan {
   PlanUse use = PlanUse::run;
 };
 
-
 // Reads the scenario file, applies "--set key=value" overrides in order, builds and
 // validates everything (data is loaded, the graph is checked, unknown keys are rejected).
 // Throws ConfigError with one line naming file, line, key and what was expected.

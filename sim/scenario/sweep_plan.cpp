@@ -189,8 +189,8 @@ SweepPlan plan_sweep(const std::string& sweep_path) {
       p.fail("points", "expected a list of maps of dotted keys to values, or {from: SWEEP.yaml}");
     explicit_points = read_points(*points, sweep_path);
   }
-  // grid and points are read from the tree directly: mark them known for "did you mean".
-  for (const char* key : {"grid", "points"})
+  // grid, points and set are read from the tree directly: mark them known for "did you mean".
+  for (const char* key : {"grid", "points", "set"})
     if (!tree->find(key)) {
       tree->fields.emplace_back(key, ParamNode());
       tree->fields.back().second.used = true;
