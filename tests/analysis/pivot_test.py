@@ -8,6 +8,8 @@ import subprocess
 import sys
 import tempfile
 
+from cli_checks import expect_user_error, failures
+
 PIVOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../analysis/pivot.py")
 
 CSV = """trace,status,algorithm.name,nodes,final_acc
@@ -37,7 +39,6 @@ EXPECTED_STD = """| algorithm.name \\ nodes | 32 | 16 |
 mean ± sample std (n−1) over runs
 """
 
-failures = []
 
 
 def pivot(*args):
@@ -48,14 +49,6 @@ def expect_table(what, run, expected):
     if run.returncode != 0 or run.stdout != expected:
         failures.append(f"{what}: exit {run.returncode}, stderr {run.stderr!r}, table:\n"
                         f"{run.stdout}\nexpected:\n{expected}")
-
-
-def expect_user_error(what, run, *needles):
-    lines = run.stderr.strip().splitlines()
-    if run.returncode != 2 or len(lines) != 1 or "Traceback" in run.stderr \
-            or not all(n in run.stderr for n in needles):
-        failures.append(f"{what}: want exit 2 and one line with {needles}, got exit "
-                        f"{run.returncode}: {run.stderr!r}")
 
 
 def main():

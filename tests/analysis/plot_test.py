@@ -7,6 +7,8 @@ import subprocess
 import sys
 import tempfile
 
+from cli_checks import expect_user_error, failures
+
 import h5py
 import numpy as np
 
@@ -26,7 +28,6 @@ c2.h5,completed,"16","a",0.86,0.83,0.009,0.01
 d1.h5,completed,"16","b",0.75,0.72,0.015,0.04
 """
 
-failures = []
 
 
 def write_trace(path, nodes, label, algorithm, seed, epochs):
@@ -54,14 +55,6 @@ def expect_ok(what, run, output, svg):
         failures.append(f"{what}: exit {run.returncode}, png {png_ok}, svg "
                         f"{os.path.exists(output + '.svg')} (want {svg}), stdout {run.stdout!r}, "
                         f"stderr {run.stderr!r}")
-
-
-def expect_user_error(what, run, *needles):
-    lines = run.stderr.strip().splitlines()
-    if run.returncode != 2 or len(lines) != 1 or "Traceback" in run.stderr \
-            or not all(n in run.stderr for n in needles):
-        failures.append(f"{what}: want exit 2 and one line with {needles}, got exit "
-                        f"{run.returncode}: {run.stderr!r}")
 
 
 def main():
