@@ -15,11 +15,9 @@ cd "$(dirname "$0")/.."
 dtsim="${1:-build/release}/apps/dtsim"
 jobs="${2:-2}"
 out=runs/gsgm
-if [ "${TABLES_ONLY:-0}" != 1 ]; then
-  start=$(date -u +%s)
-  "$dtsim" sweep scenarios/sweeps/gsgm.yaml -o "$out" --jobs "$jobs" --resume
-  echo "sweep wall time: $(( $(date -u +%s) - start )) s" | tee "$out/wall-time.txt"
-fi
+# shellcheck source=scripts/study_sweep.sh
+source scripts/study_sweep.sh
+study_sweep "$dtsim" scenarios/sweeps/gsgm.yaml "$out" "$jobs"
 
 "$dtsim" report "$out" -o docs/gsgm-report.md --by data.partition.kind,data.partition.alpha,label --vs nodes
 evaluation=$(find "$out" -maxdepth 1 -name '*.h5' | sort)

@@ -13,15 +13,11 @@ cd "$(dirname "$0")/.."
 dtsim="${1:-build/release}/apps/dtsim"
 jobs="${2:-2}"
 out=runs/swarm
-if [ "${TABLES_ONLY:-0}" != 1 ]; then
-  start=$(date -u +%s)
-  "$dtsim" sweep scenarios/sweeps/swarm.yaml -o "$out" --jobs "$jobs" --resume
-  echo "sweep wall time: $(( $(date -u +%s) - start )) s" | tee "$out/wall-time.txt"
-fi
+# shellcheck source=scripts/study_sweep.sh
+source scripts/study_sweep.sh
+study_sweep "$dtsim" scenarios/sweeps/swarm.yaml "$out" "$jobs"
 
-if [ "${TABLES_ONLY:-0}" != 1 ]; then
-  "$dtsim" report "$out" -o docs/swarm-report.md --by system.network.bandwidth_Bps,label --vs nodes
-fi
+"$dtsim" report "$out" -o docs/swarm-report.md --by system.network.bandwidth_Bps,label --vs nodes
 evaluation=$(find "$out" -maxdepth 1 -name '*.h5' | sort)
 by=system.network.bandwidth_Bps,label,nodes
 # shellcheck disable=SC2086
