@@ -36,7 +36,7 @@ failed, 2 on bad input.
       {"analyze", R"(usage: dtsim analyze TRACE.h5... | DIR [options]
 Stability measures and run totals per trace, or per group of traces.
   --by key,...          group by scenario keys (dotted) or label; mean, sample std, 95% CI
-  --columns c1,c2,...   measures to show (an unknown one lists the valid names)
+  --columns c1,c2,...   measures to show (an unknown one is refused, with a did-you-mean)
   --baseline key=value  paired differences (same seeds) and % gains against that group
   --target ACC          accuracy for time_to_target_s etc. (default 0.8)
   --markdown            a Markdown table

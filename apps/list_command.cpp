@@ -46,7 +46,7 @@ int list_command(const std::vector<std::string>& args) {
                {"lognormal", "log-normal with mean mean_s and log-std sigma"},
                {"exponential", "exponential with mean mean_s"},
                {"gamma", "gamma with shape k and mean mean_s"},
-               {"trace", "per-node minibatch times replayed from a file (trace_file)"}});
+               {"trace", "per-node minibatch times replayed from a file (compute.file)"}});
   return 0;
 }
 

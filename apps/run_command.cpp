@@ -93,7 +93,7 @@ int run_command(const std::vector<std::string>& args) {
     plan.engine.on_progress = [&progress](const Progress& p) { progress.update(p); };
 
   if (!a.quiet)
-    std::cerr << plan.name << ": " << plan.topology->size() << " nodes, " << plan.model->describe()
+    std::cerr << plan.name << ": " << plan.topology->size() << " nodes, " << plan.describe_model()
               << ", " << plan.algorithm->describe() << ", " << plan.topology->name()
               << " (spectral gap " << plan.topology->spectral_gap() << "), " << threads
               << " thread(s)\n";
@@ -103,8 +103,13 @@ int run_command(const std::vector<std::string>& args) {
   progress.finish();
 
   std::printf("%s: %s (%s)\n", plan.name.c_str(), to_string(r.status), r.message.c_str());
-  std::printf("  final test accuracy (averaged model): %.4f   test loss: %.4f\n",
-              r.final_test_accuracy, r.final_test_loss);
+  if (plan.timing)
+    std::printf("  timing-only run: %lld events, %.2f M events/s\n",
+                static_cast<long long>(r.events),
+                static_cast<double>(r.events) / std::max(r.wall_seconds, 1e-9) / 1e6);
+  else
+    std::printf("  final test accuracy (averaged model): %.4f   test loss: %.4f\n",
+                r.final_test_accuracy, r.final_test_loss);
   std::printf("  simulated time: %.2f s   epochs: %.2f   updates: %lld   gradient steps: %lld\n",
               r.sim_time_s, r.epochs, static_cast<long long>(r.updates),
               static_cast<long long>(r.gradient_steps));
@@ -142,7 +147,7 @@ int validate_command(const std::vector<std::string>& args) {
     try {
       const RunPlan plan = plan_run(path, overrides, PlanUse::check);
       std::printf("%s: ok (%d nodes, %s, %s)\n", path.c_str(), plan.topology->size(),
-                  plan.model->describe().c_str(), plan.algorithm->describe().c_str());
+                  plan.describe_model().c_str(), plan.algorithm->describe().c_str());
     } catch (const ConfigError& e) {
       std::fprintf(stderr, "error: %s\n", e.what());
       ++failures;

@@ -84,7 +84,9 @@ std::unique_ptr<Model> make_model(const Params& model, const std::vector<int>& i
     inputs *= d;
   }
 
-  const std::string kind = model.choice("kind", "mlp", {"softmax", "mlp", "lenet", "cnn"});
+  const std::string kind = model.choice("kind", "mlp", {"softmax", "mlp", "lenet", "cnn", "none"});
+  if (kind == "none") // planned without a model (sim/scenario/run_plan.cpp)
+    model.fail("kind", "kind none is a timing-only run and has no model to build");
   if (kind == "lenet" || kind == "cnn")
     return make_cnn(model, kind, input_shape, num_classes);
   std::vector<double> widths;
@@ -123,6 +125,8 @@ std::vector<std::pair<std::string, std::string>> model_kinds() {
                 "(ReLU, max pooling; 28x28 inputs padded by 2)"},
       {"cnn", "LeNet-style CNN: channels (default [6, 16]) conv+ReLU+2x2 max-pool stages, "
               "kernel (5), padding (per stage), hidden dense widths (default [120, 84])"},
+      {"none", "timing-only run: no model, data or gradients; messages stand for num_params "
+               "floats (default 100000); data.train_samples sets the epoch (default 60000)"},
   };
 }
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Binary heap keyed on (time, seq).
+// A 4-ary min-heap of (time, seq) keys; event payloads in a slot array.
 #include "sim/engine/event_queue.hpp"
 
 #include "sim/core/errors.hpp"
@@ -7,13 +7,6 @@
 #include <algorithm>
 
 namespace dtsim {
-namespace {
-// std heaps are max-heaps: "a < b" means b pops first.
-bool later(const Event& a, const Event& b) {
-  return a.time != b.time ? a.time > b.time : a.seq > b.seq;
-}
-} // namespace
-
 const char* to_string(EventKind k) {
   switch (k) {
   case EventKind::GradientReady:
@@ -38,45 +31,63 @@ const char* to_string(EventKind k) {
 
 std::uint64_t EventQueue::push(SimTime time, EventKind kind, std::int32_t node, std::int32_t peer,
                                std::int64_t arg) {
+  std::uint32_t slot;
+  if (free_slots_.empty()) {
+    slot = static_cast<std::uint32_t>(payloads_.size());
+    DTSIM_ASSERT(slot < (1u << kSlotBits), "more than 16.7 million events queued at once");
+    payloads_.push_back({});
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  payloads_[slot] = Payload{kind, node, peer, arg};
   const std::uint64_t seq = next_seq_++;
-  heap_.push_back(Event{time, seq, kind, node, peer, arg});
-  std::push_heap(heap_.begin(), heap_.end(), later);
+  DTSIM_ASSERT(seq < (std::uint64_t{1} << (64 - kSlotBits)), "event sequence number overflow");
+  // Sift up: move parents down into the hole until the new key's place is found.
+  const Key key{time.ns(), seq << kSlotBits | slot};
+  std::size_t i = heap_.size();
+  heap_.push_back(key);
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / kArity;
+    if (!before(key, heap_[parent]))
+      break;
+    heap_[i] = heap_[parent];
+    i = parent;
+  }
+  heap_[i] = key;
   return seq;
 }
 
-void EventQueue::cancel(std::uint64_t seq) {
-  cancelled_.insert(std::upper_bound(cancelled_.begin(), cancelled_.end(), seq), seq);
-}
-
-void EventQueue::drop_cancelled() {
-  while (!heap_.empty() && !cancelled_.empty()) {
-    auto it = std::lower_bound(cancelled_.begin(), cancelled_.end(), heap_.front().seq);
-    if (it == cancelled_.end() || *it != heap_.front().seq)
-      return;
-    cancelled_.erase(it);
-    std::pop_heap(heap_.begin(), heap_.end(), later);
-    heap_.pop_back();
-  }
-}
-
-bool EventQueue::empty() {
-  drop_cancelled();
-  return heap_.empty();
-}
-
-const Event& EventQueue::top() {
-  drop_cancelled();
-  DTSIM_ASSERT(!heap_.empty(), "top() of an empty event queue");
-  return heap_.front();
-}
-
 Event EventQueue::pop() {
-  drop_cancelled();
   DTSIM_ASSERT(!heap_.empty(), "pop() of an empty event queue");
-  std::pop_heap(heap_.begin(), heap_.end(), later);
-  Event e = heap_.back();
+  const Key top = heap_.front();
+  const Key last = heap_.back();
   heap_.pop_back();
-  return e;
+  const std::size_t n = heap_.size();
+  if (n > 0) {
+    // Sift the last key down from the root: move the smallest child up into the hole.
+    std::size_t i = 0;
+    for (;;) {
+      const std::size_t first = i * kArity + 1;
+      if (first >= n)
+        break;
+      std::size_t best = first;
+      const std::size_t end = std::min(first + kArity, n);
+      for (std::size_t c = first + 1; c < end; ++c)
+        if (before(heap_[c], heap_[best]))
+          best = c;
+      if (!before(heap_[best], last))
+        break;
+      heap_[i] = heap_[best];
+      i = best;
+    }
+    heap_[i] = last;
+  }
+  const auto slot = static_cast<std::uint32_t>(top.order & ((1u << kSlotBits) - 1));
+  const Payload& p = payloads_[slot];
+  free_slots_.push_back(slot);
+  return Event{
+      SimTime::from_ns(top.time_ns), top.order >> kSlotBits, p.kind, p.node, p.peer, p.arg};
 }
 
 } // namespace dtsim

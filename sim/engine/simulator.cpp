@@ -18,27 +18,36 @@ constexpr std::int64_t kProgressEvaluation = 1;
 // Below this many evaluations the stability measures of a curve are not meaningful.
 constexpr std::int64_t kFewEvaluations = 20;
 
-ExampleOrder& required(ExampleOrder* order) {
-  DTSIM_ASSERT(order != nullptr, "SimulationParts::order is required");
-  return *order;
+ExampleOrder* required_unless_timing(const SimulationParts& parts) {
+  DTSIM_ASSERT(parts.timing != nullptr ||
+                   (parts.order && parts.model && parts.train && parts.test && parts.partition),
+               "SimulationParts: data, model and order are required unless timing-only");
+  return parts.timing ? nullptr : parts.order;
 }
 } // namespace
 
 Simulator::Simulator(const SimulationParts& parts, EngineConfig config)
     : parts_(parts), config_(std::move(config)), nodes_(parts.topology->size()),
-      dim_(parts.model->num_params()), order_(required(parts.order)), channel_(*this),
-      deferred_(static_cast<std::size_t>(nodes_), 0),
-      deferred_since_(static_cast<std::size_t>(nodes_)), pool_(parts.model->num_params()),
-      evaluator_(*parts.model, *parts.test, static_cast<std::size_t>(config_.eval_test_samples)),
+      dim_(parts.timing ? 0 : parts.model->num_params()), order_(required_unless_timing(parts)),
+      channel_(*this), deferred_(static_cast<std::size_t>(nodes_), 0),
+      deferred_since_(static_cast<std::size_t>(nodes_)), pool_(dim_),
       staleness_histogram_(kStalenessBins, 0) {
-  DTSIM_ASSERT(static_cast<int>(parts.partition->node_indices.size()) == nodes_,
-               "partition and topology disagree on the number of nodes");
   node_params_.resize(static_cast<Eigen::Index>(dim_), nodes_);
-  for (int i = 0; i < nodes_; ++i) {
+  if (timing_only()) {
+    DTSIM_ASSERT(!config_.eval_per_epoch && !config_.eval_per_node,
+                 "timing-only runs have no models to evaluate");
+    timing_gradients_.resize(static_cast<std::size_t>(nodes_));
+  } else {
+    DTSIM_ASSERT(static_cast<int>(parts.partition->node_indices.size()) == nodes_,
+                 "partition and topology disagree on the number of nodes");
+    evaluator_.emplace(*parts.model, *parts.test,
+                       static_cast<std::size_t>(config_.eval_test_samples));
+  }
+  for (int i = 0; i < nodes_ && !timing_only(); ++i) {
     slots_.push_back(
         std::make_unique<GradientSlot>(*parts.model, *parts.train, config_.batch_size));
     // Only orderers that balance pay for the per-example buffers.
-    if (order_.needs_per_example_grads())
+    if (order_->needs_per_example_grads())
       slots_.back()->enable_per_example();
   }
   if (config_.eval_per_epoch)
@@ -71,13 +80,15 @@ std::span<float> Simulator::params(int node) {
 
 std::span<const float> Simulator::params_view(int node) const {
   // A running task may be rewriting the model (before_gradient): read it once it is done.
-  slots_[static_cast<std::size_t>(node)]->wait();
+  if (!timing_only())
+    slots_[static_cast<std::size_t>(node)]->wait();
   return {node_params_.col(node).data(), dim_};
 }
 
 bool Simulator::computing(int node) const {
-  return slots_[static_cast<std::size_t>(node)]->busy() ||
-         deferred_[static_cast<std::size_t>(node)] != 0;
+  const auto i = static_cast<std::size_t>(node);
+  const bool busy = timing_only() ? timing_gradients_[i].busy : slots_[i]->busy();
+  return busy || deferred_[i] != 0;
 }
 
 Rng& Simulator::rng(int node) {
@@ -91,6 +102,10 @@ void Simulator::push_work(SimTime t, EventKind kind, int node, int peer, std::in
 
 void Simulator::start_gradient(int node, std::int64_t tag) {
   DTSIM_ASSERT(!computing(node), "start_gradient() for a node that is computing");
+  if (timing_only()) {
+    start_timing_gradient(node, tag);
+    return;
+  }
   GradientSlot& slot = *slots_[static_cast<std::size_t>(node)];
   slot.tag = tag;
   slot.duration = parts_.compute->sample(node, now_);
@@ -100,17 +115,27 @@ void Simulator::start_gradient(int node, std::int64_t tag) {
   }
 }
 
+// Timing-only: the hooks run inline on empty vectors (they keep their bookkeeping, e.g.
+// set-aside buffers); every gradient uses a full batch.
+void Simulator::start_timing_gradient(int node, std::int64_t tag) {
+  TimingGradient& g = timing_gradients_[static_cast<std::size_t>(node)];
+  g = TimingGradient{now_, parts_.compute->sample(node, now_), tag, true};
+  parts_.algorithm->before_gradient(node, {});
+  parts_.algorithm->after_gradient(node, {}, {});
+  push_work(now_ + g.duration, EventKind::GradientReady, node, -1, 0);
+}
+
 bool Simulator::launch_gradient(int node) {
   GradientSlot& slot = *slots_[static_cast<std::size_t>(node)];
   const auto t0 = std::chrono::steady_clock::now();
-  const int count = order_.next_batch(channel_, node, slot.indices());
+  const int count = order_->next_batch(channel_, node, slot.indices());
   order_engine_wall_s_ +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (count == 0)
     return false;
   slot.set_count(count);
   slot.started = now_;
-  slot.launch({node_params_.col(node).data(), dim_}, *parts_.algorithm, order_, node);
+  slot.launch({node_params_.col(node).data(), dim_}, *parts_.algorithm, *order_, node);
   push_work(now_ + slot.duration, EventKind::GradientReady, node, -1, 0);
   return true;
 }
@@ -172,9 +197,13 @@ void Simulator::send(int src, int dst, const MessageInfo& info, SharedBuffer pay
                      std::int64_t wire_bytes) {
   DTSIM_ASSERT(src >= 0 && src <= nodes_ && dst >= 0 && dst <= nodes_ && src != dst,
                "send() between invalid endpoints");
-  if (wire_bytes < 0)
-    wire_bytes = static_cast<std::int64_t>(payload ? payload.view().size() * sizeof(float) : 0) +
-                 kMessageHeaderBytes;
+  if (wire_bytes < 0) {
+    // Dense float32; a timing-only run's empty buffers stand for full vectors.
+    const std::size_t floats = !payload        ? 0
+                               : timing_only() ? parts_.timing->wire_params
+                                               : payload.view().size();
+    wire_bytes = static_cast<std::int64_t>(floats * sizeof(float)) + kMessageHeaderBytes;
+  }
   post_message(src, dst, info, std::move(payload), wire_bytes, EventKind::MessageArrival);
 }
 
@@ -214,8 +243,12 @@ void Simulator::record_idle(int node, SimTime waited) {
     stats_[static_cast<std::size_t>(node)].idle_s += waited.seconds();
 }
 
+double Simulator::train_size() const {
+  return static_cast<double>(timing_only() ? parts_.timing->train_size : parts_.train->size());
+}
+
 double Simulator::epochs() const {
-  return static_cast<double>(samples_) / static_cast<double>(parts_.train->size());
+  return static_cast<double>(samples_) / train_size();
 }
 
 double Simulator::fraction_done() const {
@@ -238,22 +271,36 @@ void Simulator::stop(RunStatus status, std::string message) {
   status_message_ = std::move(message);
 }
 
-void Simulator::on_gradient_ready(const Event& e) {
-  const int node = e.node;
-  GradientSlot& slot = *slots_[static_cast<std::size_t>(node)];
+GradientResult Simulator::finish_gradient(int node, int& count) {
+  const auto i = static_cast<std::size_t>(node);
+  if (timing_only()) {
+    TimingGradient& g = timing_gradients_[i];
+    g.busy = false;
+    stats_[i].compute_s += g.duration.seconds();
+    count = config_.batch_size;
+    return GradientResult{{}, std::nan(""), g.tag, g.started};
+  }
+  GradientSlot& slot = *slots_[i];
   slot.join();
   gradient_wall_s_ += slot.gradient_wall_seconds();
   hooks_wall_s_ += slot.hooks_wall_seconds();
   order_task_wall_s_ += slot.order_wall_seconds();
-  NodeStats& st = stats_[static_cast<std::size_t>(node)];
-  st.compute_s += slot.duration.seconds();
-  ++st.gradient_steps;
+  stats_[i].compute_s += slot.duration.seconds();
+  count = slot.count();
+  return GradientResult{slot.grad(), slot.loss(), slot.tag, slot.started};
+}
+
+void Simulator::on_gradient_ready(const Event& e) {
+  const int node = e.node;
+  int count = 0;
+  const GradientResult result = finish_gradient(node, count);
+  ++stats_[static_cast<std::size_t>(node)].gradient_steps;
   ++gradient_steps_;
-  samples_ += slot.count();
+  samples_ += count;
   if (config_.eval_every_epochs > 0) {
     // Thresholds in examples, so that the k-th evaluation falls at the same fraction of an
     // epoch whatever the node count.
-    const double every = config_.eval_every_epochs * static_cast<double>(parts_.train->size());
+    const double every = config_.eval_every_epochs * train_size();
     const auto crossed =
         static_cast<std::int64_t>(std::floor(static_cast<double>(samples_) / every));
     if (crossed > progress_evaluations_) {
@@ -261,23 +308,26 @@ void Simulator::on_gradient_ready(const Event& e) {
       queue_.push(now_, EventKind::Evaluation, -1, -1, kProgressEvaluation);
     }
   }
-  const double loss = slot.loss();
-  if (!std::isfinite(loss) || loss > config_.divergence_loss) {
-    stop(RunStatus::Diverged, "node " + std::to_string(node) + " minibatch loss " +
-                                  std::to_string(loss) + " at t=" + std::to_string(now_.seconds()) +
-                                  " s");
-    return;
+  if (!timing_only()) {
+    const double loss = result.loss;
+    if (!std::isfinite(loss) || loss > config_.divergence_loss) {
+      stop(RunStatus::Diverged, "node " + std::to_string(node) + " minibatch loss " +
+                                    std::to_string(loss) +
+                                    " at t=" + std::to_string(now_.seconds()) + " s");
+      return;
+    }
+    loss_sum_since_eval_ += loss;
+    ++losses_since_eval_;
   }
-  loss_sum_since_eval_ += loss;
-  ++losses_since_eval_;
-  parts_.algorithm->on_gradient(*this, node,
-                                GradientResult{slot.grad(), loss, slot.tag, slot.started});
+  parts_.algorithm->on_gradient(*this, node, result);
   // After the algorithm: its messages (e.g. the gradient to a server) go out on the node's
   // link before the orderer's, as a worker would send what the next step waits for first.
-  const auto t0 = std::chrono::steady_clock::now();
-  order_.on_gradient_ready(channel_, node);
-  order_engine_wall_s_ +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (order_) {
+    const auto t0 = std::chrono::steady_clock::now();
+    order_->on_gradient_ready(channel_, node);
+    order_engine_wall_s_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
   if (probe_ && static_cast<std::int64_t>(std::floor(epochs())) > epochs_measured_)
     measure_epoch();
   if ((config_.stop_epochs > 0 && epochs() >= config_.stop_epochs) ||
@@ -302,14 +352,14 @@ void Simulator::on_order_message(const Event& e) {
   if (om.dst < nodes_)
     stats_[static_cast<std::size_t>(om.dst)].bytes_received += om.wire_bytes;
   const auto t0 = std::chrono::steady_clock::now();
-  order_.on_message(channel_, om);
+  order_->on_message(channel_, om);
   order_engine_wall_s_ +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 void Simulator::on_order_timer(const Event& e) {
   const auto t0 = std::chrono::steady_clock::now();
-  order_.on_timer(channel_, e.node, e.arg);
+  order_->on_timer(channel_, e.node, e.arg);
   order_engine_wall_s_ +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -329,7 +379,7 @@ void Simulator::measure_epoch() {
   c.emplace_back("updates", static_cast<double>(updates_));
   c.emplace_back("gradient_steps", static_cast<double>(gradient_steps_));
   parts_.algorithm->eval_model(*this, {eval_model_.data(), dim_});
-  const EvalResult r = evaluator_.evaluate({eval_model_.data(), dim_});
+  const EvalResult r = evaluator_->evaluate({eval_model_.data(), dim_});
   const auto count = static_cast<double>(std::max<std::int64_t>(1, r.count));
   c.emplace_back("test_loss", r.loss_sum / count);
   c.emplace_back("test_accuracy", static_cast<double>(r.correct) / count);
@@ -346,7 +396,7 @@ void Simulator::measure_epoch() {
   if (config_.eval_herding_bound) {
     epoch_orders_.clear();
     for (int i = 0; i < nodes_; ++i)
-      epoch_orders_.push_back(order_.epoch_order(i, completed - 1));
+      epoch_orders_.push_back(order_->epoch_order(i, completed - 1));
     herding = probe_->herding_bound({eval_model_.data(), dim_}, epoch_orders_);
   }
   c.emplace_back("herding_bound", herding);
@@ -417,15 +467,22 @@ void Simulator::evaluate() {
   c.emplace_back("gradient_steps", static_cast<double>(gradient_steps_));
   c.emplace_back("epoch", epochs());
 
-  parts_.algorithm->eval_model(*this, {eval_model_.data(), dim_});
-  const bool finite_model = eval_model_.allFinite();
-  const EvalResult r = evaluator_.evaluate({eval_model_.data(), dim_});
-  const double test_loss = r.loss_sum / static_cast<double>(std::max<std::int64_t>(1, r.count));
-  last_accuracy_ =
-      static_cast<double>(r.correct) / static_cast<double>(std::max<std::int64_t>(1, r.count));
-  last_loss_ = test_loss;
+  // Timing-only runs have no model: accuracy and loss columns are NaN, kept so that every
+  // trace has the same /metrics columns.
+  double test_loss = std::nan(""), test_accuracy = std::nan("");
+  bool finite_model = true;
+  if (evaluator_) {
+    parts_.algorithm->eval_model(*this, {eval_model_.data(), dim_});
+    finite_model = eval_model_.allFinite();
+    const EvalResult r = evaluator_->evaluate({eval_model_.data(), dim_});
+    const auto count = static_cast<double>(std::max<std::int64_t>(1, r.count));
+    test_loss = r.loss_sum / count;
+    test_accuracy = static_cast<double>(r.correct) / count;
+    last_accuracy_ = test_accuracy;
+    last_loss_ = test_loss;
+  }
   c.emplace_back("test_loss", test_loss);
-  c.emplace_back("test_accuracy", last_accuracy_);
+  c.emplace_back("test_accuracy", test_accuracy);
   if (losses_since_eval_ > 0)
     last_train_loss_ = loss_sum_since_eval_ / static_cast<double>(losses_since_eval_);
   c.emplace_back("train_loss", losses_since_eval_ > 0 ? last_train_loss_ : std::nan(""));
@@ -439,8 +496,8 @@ void Simulator::evaluate() {
     node_views_.clear();
     for (int i = 0; i < nodes_; ++i)
       node_views_.push_back(params_view(i));
-    evaluator_.evaluate_many(node_views_, static_cast<std::size_t>(config_.eval_per_node_samples),
-                             node_results_);
+    evaluator_->evaluate_many(node_views_, static_cast<std::size_t>(config_.eval_per_node_samples),
+                              node_results_);
     double s = 0, s2 = 0;
     acc_min = 1.0;
     acc_max = 0.0;
@@ -461,7 +518,7 @@ void Simulator::evaluate() {
   c.emplace_back("node_accuracy_std", acc_std);
 
   double consensus = std::nan("");
-  if (node_models) {
+  if (node_models && !timing_only()) {
     average_model_ = node_params_.rowwise().sum() / static_cast<float>(nodes_);
     double sum = 0;
     for (int i = 0; i < nodes_; ++i)
@@ -477,12 +534,13 @@ void Simulator::evaluate() {
   staleness_sum_since_eval_ = 0;
   stale_updates_since_eval_ = 0;
   parts_.algorithm->add_metrics(c);
-  order_.add_metrics(c);
+  if (order_)
+    order_->add_metrics(c);
 
   eval_wall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   parts_.trace->metrics(
       row, std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count());
-  if (!finite_model || !std::isfinite(test_loss))
+  if (evaluator_ && (!finite_model || !std::isfinite(test_loss)))
     stop(RunStatus::Diverged,
          "evaluation model is not finite at t=" + std::to_string(now_.seconds()) + " s");
   report_progress(true);
@@ -537,7 +595,8 @@ RunSummary Simulator::summary() const {
     s.node_columns.emplace_back("effective_slowdown", std::move(effective));
   }
   parts_.algorithm->add_node_columns(s.node_columns);
-  order_.add_node_columns(s.node_columns);
+  if (order_)
+    order_->add_node_columns(s.node_columns);
   std::size_t last = staleness_histogram_.size();
   while (last > 1 && staleness_histogram_[last - 1] == 0)
     --last;
@@ -548,8 +607,8 @@ RunSummary Simulator::summary() const {
       {"epochs", epochs()},
       {"updates", static_cast<double>(updates_)},
       {"gradient_steps", static_cast<double>(gradient_steps_)},
-      {"final_test_accuracy", last_accuracy_},
-      {"final_test_loss", last_loss_},
+      {"final_test_accuracy", final_accuracy()},
+      {"final_test_loss", final_loss()},
       {"bytes_sent", static_cast<double>(bytes_sent_)},
       {"message_buffers", static_cast<double>(pool_.buffers_allocated())},
       {"memory_message_buffers_bytes",
@@ -583,15 +642,20 @@ RunResult Simulator::run(RunHeader header) {
   header.number_attributes.emplace_back("memory_per_example_bytes",
                                         static_cast<double>(per_example_bytes));
   header.number_attributes.emplace_back("memory_order_state_bytes",
-                                        static_cast<double>(order_.state_bytes()));
+                                        static_cast<double>(order_ ? order_->state_bytes() : 0));
   header.number_attributes.emplace_back("spectral_gap", parts_.topology->spectral_gap());
-  header.number_attributes.emplace_back("train_size", static_cast<double>(parts_.train->size()));
-  header.number_attributes.emplace_back("test_size", static_cast<double>(evaluator_.count()));
-  header.label_histogram = parts_.partition->label_histogram;
+  header.number_attributes.emplace_back("train_size", train_size());
+  header.number_attributes.emplace_back("test_size",
+                                        static_cast<double>(evaluator_ ? evaluator_->count() : 0));
+  if (timing_only())
+    header.number_attributes.emplace_back("wire_params",
+                                          static_cast<double>(parts_.timing->wire_params));
+  else
+    header.label_histogram = parts_.partition->label_histogram;
   parts_.trace->begin(header);
 
   // Every node starts from the same model, drawn from the ("init") stream.
-  {
+  if (!timing_only()) {
     Rng init = Rng::stream(config_.seed, "init", Rng::kNoNode);
     parts_.model->init({node_params_.col(0).data(), dim_}, init);
     for (int i = 1; i < nodes_; ++i)
@@ -649,14 +713,15 @@ RunResult Simulator::run(RunHeader header) {
   r.epochs = epochs();
   r.updates = updates_;
   r.gradient_steps = gradient_steps_;
-  r.final_test_accuracy = last_accuracy_;
-  r.final_test_loss = last_loss_;
+  r.final_test_accuracy = final_accuracy();
+  r.final_test_loss = final_loss();
   r.gradient_wall_seconds = gradient_wall_s_;
   r.algorithm_task_wall_seconds = hooks_wall_s_;
   r.eval_wall_seconds = eval_wall_s_;
   r.order_wall_seconds = order_task_wall_s_ + order_engine_wall_s_;
   r.epoch_wall_seconds = epoch_wall_s_;
   r.evaluations = evaluations_;
+  r.events = handled;
   r.warnings = s.warnings;
   return r;
 }

@@ -20,12 +20,24 @@
 #include "topologies/topology.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace dtsim {
 
+// A timing-only run (`model: {kind: none}`): the full event machinery (compute times,
+// messages, queues, staleness, idle time) with no models, data or gradients in memory, for
+// system studies at node counts whose models would not fit. Algorithms run their real
+// control flow on empty vectors; messages are charged as if they carried `wire_params` floats.
+struct TimingOnly {
+  std::size_t wire_params = 0;
+  std::int64_t train_size = 0; // examples per epoch, for the stop rule and evaluation schedule
+};
+
 // Everything a run is made of. The simulator borrows all of it for the run's duration.
+// With `timing` set, train, test, partition, model and order are unused (may be null).
 struct SimulationParts {
   const Dataset* train = nullptr;
   const Dataset* test = nullptr;
@@ -36,7 +48,8 @@ struct SimulationParts {
   NetworkModel* network = nullptr;
   Algorithm* algorithm = nullptr;
   TraceSink* trace = nullptr;
-  ExampleOrder* order = nullptr; // the nodes' example orders (required)
+  ExampleOrder* order = nullptr; // the nodes' example orders (required unless timing-only)
+  const TimingOnly* timing = nullptr;
 };
 
 struct RunResult {
@@ -55,6 +68,7 @@ struct RunResult {
   double order_wall_seconds = 0; // orderer work: in the tasks and on the engine thread
   double epoch_wall_seconds = 0; // per-epoch measurements (eval.per_epoch)
   std::int64_t evaluations = 0;  // /metrics rows
+  std::int64_t events = 0;       // events handled by the loop
   std::vector<std::string> warnings;
 };
 
@@ -106,7 +120,7 @@ private:
     SimTime now() const override { return sim_.now_; }
     int num_nodes() const override { return sim_.nodes_; }
     int coordinator() const override {
-      return sim_.nodes_ + (sim_.order_.separate_coordinator() ? 1 : 0);
+      return sim_.nodes_ + (sim_.order_->separate_coordinator() ? 1 : 0);
     }
     void send(int src, int dst, std::int64_t wire_bytes, std::int64_t tag,
               std::int64_t arg) override;
@@ -120,6 +134,13 @@ private:
   void handle(const Event& e);
   // Draws node's batch from the orderer and launches its task; false if the orderer defers.
   bool launch_gradient(int node);
+  void start_timing_gradient(int node, std::int64_t tag);
+  // Joins node's finished gradient: its result and how many examples it used.
+  GradientResult finish_gradient(int node, int& count);
+  bool timing_only() const { return parts_.timing != nullptr; }
+  double train_size() const;
+  double final_accuracy() const { return timing_only() ? std::nan("") : last_accuracy_; }
+  double final_loss() const { return timing_only() ? std::nan("") : last_loss_; }
   void on_gradient_ready(const Event& e);
   void on_message_arrival(const Event& e);
   void on_order_message(const Event& e);
@@ -139,9 +160,17 @@ private:
   EngineConfig config_;
   int nodes_;
   std::size_t dim_;
-  Eigen::MatrixXf node_params_; // dim x nodes: all models contiguous
-  std::vector<std::unique_ptr<GradientSlot>> slots_;
-  ExampleOrder& order_;
+  Eigen::MatrixXf node_params_;                      // dim x nodes: all models contiguous
+  std::vector<std::unique_ptr<GradientSlot>> slots_; // empty when timing-only
+  // Timing-only: the gradient in flight per node (no slot, no task).
+  struct TimingGradient {
+    SimTime started;
+    SimTime duration;
+    std::int64_t tag = 0;
+    bool busy = false;
+  };
+  std::vector<TimingGradient> timing_gradients_;
+  ExampleOrder* order_; // null when timing-only
   Channel channel_;
   std::vector<char> deferred_; // start_gradient called, waiting for the orderer
   std::vector<SimTime> deferred_since_;
@@ -152,7 +181,7 @@ private:
   BufferPool pool_;
   std::vector<Message> messages_; // in flight, indexed by the event's arg
   std::vector<std::int64_t> free_messages_;
-  Evaluator evaluator_;
+  std::optional<Evaluator> evaluator_; // none when timing-only
   Vec eval_model_;
   Vec average_model_;
   std::vector<EvalResult> node_results_;

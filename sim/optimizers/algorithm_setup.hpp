@@ -27,6 +27,14 @@ struct AlgorithmSetup {
   int batch_size = 0;
   double budget_epochs = 0;
   std::vector<std::int64_t> node_samples = {};
+  // Timing-only runs (model kind none): vectors are empty (num_params 0) and messages stand
+  // for this many floats. 0 otherwise.
+  std::size_t timing_wire_params = 0;
+
+  // Floats a dense message carries on the wire (message sizes, compression statistics).
+  std::size_t wire_params() const {
+    return timing_wire_params > 0 ? timing_wire_params : num_params;
+  }
 };
 
 using AlgorithmRegistry = Registry<std::unique_ptr<Algorithm>, const AlgorithmSetup&>;

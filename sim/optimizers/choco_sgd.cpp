@@ -98,9 +98,9 @@ void ChocoSgd::combine(int node, std::span<float> x) {
 std::int64_t ChocoSgd::message_bytes(int node) {
   const NodeState& s = nodes_[static_cast<std::size_t>(node)];
   stats_.encoded(s.last);
-  const std::int64_t payload = s.compressor->encoded_bytes(dim());
+  const std::int64_t payload = s.compressor->encoded_bytes(wire_dim());
   for (std::size_t k = 0; k < topology_.neighbors(node).size(); ++k)
-    stats_.sent(payload, dim());
+    stats_.sent(payload, wire_dim());
   return payload + kMessageHeaderBytes;
 }
 

@@ -12,7 +12,8 @@ namespace dtsim {
 GossipProtocol::GossipProtocol(const Params& p, const AlgorithmSetup& setup, const Options& options)
     : topology_(*setup.topology), mixing_(setup.mixing), lr_(p, setup, 0.05),
       async_(p.choice("mode", "sync", {"sync", "async"}) == "async"), options_(options),
-      dim_(setup.num_params), nodes_(static_cast<std::size_t>(setup.nodes)) {
+      dim_(setup.num_params), wire_dim_(setup.wire_params()),
+      nodes_(static_cast<std::size_t>(setup.nodes)) {
   if (!mixing_) {
     own_mixing_ = std::make_unique<StaticMixing>(topology_);
     mixing_ = own_mixing_.get();
@@ -49,6 +50,12 @@ GossipProtocol::GossipProtocol(const Params& p, const AlgorithmSetup& setup, con
         box.from.resize(max_degree);
     }
   }
+}
+
+std::int64_t GossipProtocol::message_bytes(int /*node*/) {
+  return static_cast<std::int64_t>(static_cast<std::size_t>(options_.vectors) * wire_dim_ *
+                                   sizeof(float)) +
+         kMessageHeaderBytes;
 }
 
 std::string GossipProtocol::describe_protocol() const {

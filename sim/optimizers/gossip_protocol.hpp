@@ -78,8 +78,9 @@ protected:
   // nodes' initial models or the node's random stream (CHOCO's public estimates).
   virtual void prepare(Context& /*ctx*/) {}
   // Engine thread, once per finished step before its messages go out: their wire size
-  // (payload and envelope); < 0 means dense float32, as Context::send.
-  virtual std::int64_t message_bytes(int /*node*/) { return -1; }
+  // (payload and envelope). Default: the message's vectors in dense float32, counted from
+  // wire_dim() so that timing-only runs (empty vectors) are charged the same.
+  virtual std::int64_t message_bytes(int node);
 
   // --- for the hooks ---
   // Message vector k of the step in progress (writable in local_step, and on the engine
@@ -104,6 +105,7 @@ protected:
   std::int64_t round(int node) const { return nodes_[index(node)].round; }
   bool async() const { return async_; }
   std::size_t dim() const { return dim_; }
+  std::size_t wire_dim() const { return wire_dim_; } // see AlgorithmSetup::wire_params()
   int num_nodes() const { return static_cast<int>(nodes_.size()); }
   const LrSchedule& lr_schedule() const { return lr_; }
   // "sync", "async", plus ", one_peer_exponential rounds" and the lr schedule, for describe().
@@ -151,6 +153,7 @@ private:
   bool async_;
   Options options_;
   std::size_t dim_;
+  std::size_t wire_dim_;
   std::unique_ptr<BufferPool> pool_; // messages of more than one vector
   std::vector<Node> nodes_;
 };

@@ -14,7 +14,7 @@ SwarmSgd::SwarmSgd(const Params& p, const AlgorithmSetup& setup)
     : topology_(*setup.topology), rates_(p, setup, 0.05),
       local_steps_(static_cast<int>(p.integer("local_steps", 2, Range::between(1, 1000000)))),
       geometric_(p.choice("local_steps_dist", "fixed", {"fixed", "geometric"}) == "geometric"),
-      blocking_(p.flag("blocking", false)), dim_(setup.num_params),
+      blocking_(p.flag("blocking", false)), dim_(setup.num_params), wire_dim_(setup.wire_params()),
       update_(p, setup.nodes, setup.num_params), nodes_(static_cast<std::size_t>(setup.nodes)),
       locks_(setup.nodes), stats_(setup.nodes, true) {
   const Params cp = p.child("compressor");
@@ -51,7 +51,7 @@ std::size_t SwarmSgd::state_bytes() const {
 }
 
 std::int64_t SwarmSgd::send_bytes() const {
-  return nodes_[0].compressor->encoded_bytes(dim_) + kMessageHeaderBytes;
+  return nodes_[0].compressor->encoded_bytes(wire_dim_) + kMessageHeaderBytes;
 }
 
 int SwarmSgd::draw_local_steps(Context& ctx, int node) {
@@ -135,7 +135,7 @@ void SwarmSgd::initiate(Context& ctx, int node) {
   s.compressor->own_view(b.view(), {m.data(), dim_}, {s.own_q.data(), dim_});
   s.wait_start = ctx.now();
   locks_.begin(node, partner);
-  stats_.sent(send_bytes() - kMessageHeaderBytes, dim_);
+  stats_.sent(send_bytes() - kMessageHeaderBytes, wire_dim_);
   ctx.send(node, partner, MessageInfo{kRequest, s.steps, 0}, std::move(b), send_bytes());
 }
 
@@ -184,7 +184,7 @@ void SwarmSgd::serve(Context& ctx, const Message& request) {
   }
   locks_.served(request.src);
   stats_.interaction(request.src, node);
-  stats_.sent(send_bytes() - kMessageHeaderBytes, dim_);
+  stats_.sent(send_bytes() - kMessageHeaderBytes, wire_dim_);
   ctx.send(node, request.src, MessageInfo{kReply, s.steps, 0}, std::move(reply), send_bytes());
 }
 

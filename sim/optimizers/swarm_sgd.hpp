@@ -89,6 +89,7 @@ private:
   bool geometric_;
   bool blocking_;
   std::size_t dim_;
+  std::size_t wire_dim_;
   LocalUpdate update_;
   std::vector<NodeState> nodes_;
   PairwiseLocks locks_;

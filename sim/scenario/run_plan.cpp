@@ -37,7 +37,7 @@ void read_stop(const Params& p, EngineConfig& e) {
                      "to a value > 0");
 }
 
-void read_eval(const Params& p, EngineConfig& e, const Model& model) {
+void read_eval(const Params& p, EngineConfig& e, const Model* model) {
   // One rule; with none given, 20 evaluations per epoch (the same count at any node count,
   // so stability measures see as many points at n = 8 as at n = 256). 0 = rule off.
   const bool given = p.has("every_s") || p.has("every_epochs") || p.has("every_updates");
@@ -57,9 +57,36 @@ void read_eval(const Params& p, EngineConfig& e, const Model& model) {
   e.eval_herding_bound = p.flag("herding_bound", false);
   if (e.eval_herding_bound && !e.eval_per_epoch)
     p.fail("herding_bound", "the herding bound is a per-epoch measure: set eval.per_epoch: true");
-  if (e.eval_herding_bound && !model.supports_per_example_grads())
+  if (!model) {
+    const std::pair<const char*, bool> model_keys[] = {{"test_samples", e.eval_test_samples > 0},
+                                                       {"per_node", e.eval_per_node},
+                                                       {"per_epoch", e.eval_per_epoch}};
+    for (const auto& [key, set] : model_keys)
+      if (set)
+        p.fail(key, "a timing-only run (model.kind: none) has no model to evaluate: remove "
+                    "eval." +
+                        std::string(key));
+    return;
+  }
+  if (e.eval_herding_bound && !model->supports_per_example_grads())
     p.fail("herding_bound",
-           "needs per-example gradients, which model " + model.describe() + " does not compute");
+           "needs per-example gradients, which model " + model->describe() + " does not compute");
+}
+
+// A timing-only run (model.kind: none) has no data: `data:` says only how many examples one
+// node-step uses and one epoch counts, so that stop.epochs and eval.every_epochs keep their
+// meaning. The largest run this serves is the 1,000,000-node one.
+TimingOnly read_timing_only(const Params& model, const Params& data) {
+  TimingOnly t;
+  t.wire_params = static_cast<std::size_t>(
+      model.integer("num_params", 100000, Range::between(1, std::int64_t{1} << 34)));
+  t.train_size = data.integer("train_samples", 60000, Range::between(1, std::int64_t{1} << 40));
+  for (const char* key :
+       {"dataset", "path", "labels", "test_samples", "synthetic", "partition", "order"})
+    if (data.has(key))
+      data.fail(key, "a timing-only run (model.kind: none) has no data: only data.batch_size and "
+                     "data.train_samples (examples per epoch, default 60000) apply");
+  return t;
 }
 
 // Top-level keys first: a misspelled section (stopp:) would otherwise surface as the error
@@ -94,19 +121,23 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
   const Params data = root.child("data");
   plan.engine.batch_size =
       static_cast<int>(data.integer("batch_size", 32, Range::between(1, 65536)));
-  plan.data = load_dataset(data, plan.seed);
-  plan.partition = make_partition(data.child("partition"), plan.data->train.labels,
-                                  plan.data->train.num_classes, nodes, plan.seed);
-
-  plan.model =
-      make_model(root.child("model"), plan.data->train.shape, plan.data->train.num_classes);
-  plan.order = make_order(data.child("order"), OrderSetup{nodes, plan.engine.batch_size, plan.seed,
-                                                          &plan.partition, plan.model.get()});
-  const double dim = static_cast<double>(plan.model->num_params());
+  const Params model = root.child("model");
+  if (model.has("kind") && model.text("kind", "mlp") == "none") {
+    plan.timing = read_timing_only(model, data);
+  } else {
+    plan.data = load_dataset(data, plan.seed);
+    plan.partition = make_partition(data.child("partition"), plan.data->train.labels,
+                                    plan.data->train.num_classes, nodes, plan.seed);
+    plan.model = make_model(model, plan.data->train.shape, plan.data->train.num_classes);
+    plan.order =
+        make_order(data.child("order"), OrderSetup{nodes, plan.engine.batch_size, plan.seed,
+                                                   &plan.partition, plan.model.get()});
+  }
+  const double dim = plan.model ? static_cast<double>(plan.model->num_params()) : 0.0;
   // Node models, the average/eval copies, and in-flight messages (a few per node); balancing
   // orderers add a num_params x batch per-example buffer per node.
   plan.memory_estimate_bytes = dim * sizeof(float) * (2.0 * nodes + 8.0);
-  if (plan.order->needs_per_example_grads())
+  if (plan.order && plan.order->needs_per_example_grads())
     plan.memory_estimate_bytes += dim * sizeof(float) * plan.engine.batch_size * nodes;
   if (plan.memory_estimate_bytes > kMaxMemoryBytes)
     root.fail("nodes",
@@ -124,17 +155,28 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
   const Params alg = root.child("algorithm");
   // No algorithm key depends on the dimension, so a checking plan's resolved scenario is the
   // running plan's.
-  AlgorithmSetup setup{nodes, use == PlanUse::run ? plan.model->num_params() : 0, &*plan.topology};
+  AlgorithmSetup setup{nodes, use == PlanUse::run && plan.model ? plan.model->num_params() : 0,
+                       &*plan.topology};
   setup.mixing = plan.mixing.get();
   setup.batch_size = plan.engine.batch_size;
-  const auto train_size = static_cast<double>(plan.data->train.size());
+  const auto train_size =
+      static_cast<double>(plan.timing ? plan.timing->train_size : plan.data->train.size());
   setup.budget_epochs = plan.engine.stop_epochs > 0 ? plan.engine.stop_epochs
                         : plan.engine.stop_steps > 0
                             ? static_cast<double>(plan.engine.stop_steps) * plan.engine.batch_size *
                                   nodes / train_size
                             : 0.0;
-  for (const auto& idx : plan.partition.node_indices)
-    setup.node_samples.push_back(static_cast<std::int64_t>(idx.size()));
+  if (plan.timing) {
+    setup.timing_wire_params = plan.timing->wire_params;
+    // The examples split as evenly as they go (the first train_size % n nodes get one more).
+    const std::int64_t share = plan.timing->train_size / nodes;
+    const std::int64_t extra = plan.timing->train_size % nodes;
+    for (int i = 0; i < nodes; ++i)
+      setup.node_samples.push_back(share + (i < extra ? 1 : 0));
+  } else {
+    for (const auto& idx : plan.partition.node_indices)
+      setup.node_samples.push_back(static_cast<std::int64_t>(idx.size()));
+  }
   plan.algorithm = builtin_algorithms().make(alg, "name", "dsgd", setup);
   // What tables and plots call this configuration (sweeps set it per point, e.g. "DSGDm-N
   // async" where two points share an algorithm name).
@@ -142,10 +184,11 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
 
   const Params system = root.child("system");
   plan.compute = std::make_unique<ComputeTimeModel>(system.child("compute"), nodes, plan.seed);
-  plan.network = std::make_unique<NetworkModel>(system.child("network"), nodes + 1, plan.seed,
-                                                plan.order->separate_coordinator() ? 1 : 0);
+  plan.network =
+      std::make_unique<NetworkModel>(system.child("network"), nodes + 1, plan.seed,
+                                     plan.order && plan.order->separate_coordinator() ? 1 : 0);
 
-  read_eval(root.child("eval"), plan.engine, *plan.model);
+  read_eval(root.child("eval"), plan.engine, plan.model.get());
   plan.engine.seed = plan.seed;
 
   const Params out = root.child("output");
@@ -170,23 +213,41 @@ RunPlan plan_run_text(const std::string& yaml, const std::string& name,
   return plan_from_tree(parse_yaml_text(yaml, name), name, overrides, use);
 }
 
+std::string RunPlan::describe_model() const {
+  if (timing)
+    return "none (timing-only: messages of " + std::to_string(timing->wire_params) +
+           " float32 parameters, no gradients)";
+  return model->describe();
+}
+
 RunResult execute_plan(RunPlan& plan, TraceSink& sink, int threads) {
   DTSIM_ASSERT(plan.use == PlanUse::run, "a plan made for checking cannot run");
-  SimulationParts parts{&plan.data->train,  &plan.data->test,     &plan.partition,
-                        plan.model.get(),   &*plan.topology,      plan.compute.get(),
-                        plan.network.get(), plan.algorithm.get(), &sink,
-                        plan.order.get()};
+  SimulationParts parts{plan.data ? &plan.data->train : nullptr,
+                        plan.data ? &plan.data->test : nullptr,
+                        &plan.partition,
+                        plan.model.get(),
+                        &*plan.topology,
+                        plan.compute.get(),
+                        plan.network.get(),
+                        plan.algorithm.get(),
+                        &sink,
+                        plan.order.get(),
+                        plan.timing ? &*plan.timing : nullptr};
   Simulator sim(parts, plan.engine);
   RunHeader header;
   header.name = plan.name;
   header.scenario_yaml = plan.resolved_yaml;
   header.seed = plan.seed;
-  header.text_attributes = {
-      {"dtsim_version", build_info().version},   {"build_commit", build_info().commit},
-      {"build_compiler", build_info().compiler}, {"build_march", build_info().march},
-      {"build_isa", build_info().isa},           {"scenario_file", plan.source_file},
-      {"model", plan.model->describe()},         {"algorithm", plan.algorithm->describe()},
-      {"order", plan.order->describe()},         {"topology", plan.topology->name()}};
+  header.text_attributes = {{"dtsim_version", build_info().version},
+                            {"build_commit", build_info().commit},
+                            {"build_compiler", build_info().compiler},
+                            {"build_march", build_info().march},
+                            {"build_isa", build_info().isa},
+                            {"scenario_file", plan.source_file},
+                            {"model", plan.describe_model()},
+                            {"algorithm", plan.algorithm->describe()},
+                            {"order", plan.order ? plan.order->describe() : "none (timing-only)"},
+                            {"topology", plan.topology->name()}};
   header.text_attributes.insert(header.text_attributes.end(), plan.trace_attributes.begin(),
                                 plan.trace_attributes.end());
   header.number_attributes = {{"threads", threads},

@@ -37,6 +37,8 @@ struct RunPlan {
   // Extra root attributes of the trace, set by the caller (e.g. a sweep's point digest).
   std::vector<std::pair<std::string, std::string>> trace_attributes;
   std::uint64_t seed = 0;
+  // Timing-only runs (model.kind: none) have no data, partition, model or order.
+  std::optional<TimingOnly> timing;
   std::shared_ptr<const DataSplit> data; // shared: Fashion-MNIST is loaded once per process
   Partition partition;
   std::unique_ptr<Model> model;
@@ -51,6 +53,9 @@ struct RunPlan {
   std::string events; // none | summary | full
   double memory_estimate_bytes = 0;
   PlanUse use = PlanUse::run;
+
+  // The model's one-line description, or the timing-only run's.
+  std::string describe_model() const;
 };
 
 // Reads the scenario file, applies "--set key=value" overrides in order, builds and

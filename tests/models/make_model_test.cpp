@@ -199,11 +199,12 @@ TEST_SUITE("models") {
 
   TEST_CASE("make_model: model_kinds lists every kind with help") {
     const auto kinds = model_kinds();
-    REQUIRE(kinds.size() == 4);
+    REQUIRE(kinds.size() == 5);
     CHECK(kinds[0].first == "softmax");
     CHECK(kinds[1].first == "mlp");
     CHECK(kinds[2].first == "lenet");
     CHECK(kinds[3].first == "cnn");
+    CHECK(kinds[4].first == "none"); // timing-only, planned without a model
     for (const auto& [name, help] : kinds)
       CHECK(!help.empty());
   }

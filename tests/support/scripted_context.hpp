@@ -165,7 +165,7 @@ private:
     algorithm_ = &algorithm;
     step_limit_ = step_limit;
     algorithm.start(*this);
-    while (!queue_.empty() && queue_.top().time <= until) {
+    while (!queue_.empty() && queue_.next_time() <= until) {
       const Event e = queue_.pop();
       now_ = e.time;
       if (e.kind == EventKind::GradientReady) {
