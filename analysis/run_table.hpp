@@ -29,7 +29,7 @@ inline constexpr std::size_t kMinWindowPoints = 10;
 
 // Column names of RunRow::values: final/best accuracy of the evaluation model, node
 // accuracy, time and updates to `target` accuracy, the stability measures of the accuracy
-// curve (algorithms.md section 11), train-loss std, divergence, consensus, bytes,
+// curve (docs/analysis.md), train-loss std, divergence, consensus, bytes,
 // staleness, wall time and simulated/wall ratio, simulated time, bytes to `target`, waiting
 // per computing time (all nodes) and payload bits per coordinate (gossip methods); from the
 // per-epoch table (eval.per_epoch): the last epoch's node-data training loss and test

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Stability measures of an accuracy (or loss) curve, algorithms.md section 11.
+// Stability measures of an accuracy (or loss) curve, docs/analysis.md.
 #pragma once
 
 #include <cstddef>

@@ -133,7 +133,7 @@ int analyze_command(const std::vector<std::string>& args) {
     if (!a.baseline.empty())
       for (std::size_t c : shown)
         header.push_back("d_" + all[c]);
-    // Stability gains (algorithms.md section 11) over the baseline group, in %; the same
+    // Stability gains (docs/analysis.md) over the baseline group, in %; the same
     // relative reduction for the per-epoch training loss and herding bound (lower is better).
     std::vector<std::size_t> gains;
     for (std::size_t c : shown) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// k classes per node (the Momentum Tracking demo's non-IID split, algorithms.md section 12).
+// k classes per node (the Momentum Tracking demo's non-IID split, docs/scenarios.md,
+// data.partition).
 #include "data/partition_methods.hpp"
 
 #include <algorithm>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Dirichlet partition exactly as the QG-DSGDm code builds it (algorithms.md section 12 B).
+// Dirichlet partition exactly as the QG-DSGDm code builds it (docs/scenarios.md, data.partition
+// kind dirichlet_qg).
 #include "data/partition_methods.hpp"
 #include "sim/core/errors.hpp"
 

@@ -27,9 +27,10 @@ NodeIndices partition_iid(std::size_t size, int nodes, Rng& rng);
 NodeIndices partition_dirichlet(const Params& p, std::span<const std::int32_t> labels,
                                 int num_classes, int nodes, Rng& rng, const std::string& where);
 
-// The QG-DSGDm code's Dirichlet split (algorithms.md section 12 B): one shuffle, groups of at
-// most group_size nodes on contiguous slices, per-class Dirichlet cuts inside each group,
-// then the concatenation cut into n equal slices of floor(N/n) (the remainder is unused).
+// The QG-DSGDm code's Dirichlet split (docs/scenarios.md, data.partition kind dirichlet_qg): one
+// shuffle, groups of at most group_size nodes on contiguous slices, per-class Dirichlet cuts inside
+// each group, then the concatenation cut into n equal slices of floor(N/n) (the remainder is
+// unused).
 NodeIndices partition_dirichlet_qg(const Params& p, std::span<const std::int32_t> labels,
                                    int num_classes, int nodes, Rng& rng);
 

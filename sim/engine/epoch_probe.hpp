@@ -29,7 +29,7 @@ public:
   // model, that model on every node's examples.
   double node_train_loss(std::span<const std::span<const float>> models);
 
-  // The parallel herding bound (algorithms.md section 11) at `params`: the nodes' orders
+  // The parallel herding bound (docs/algorithms.md, section 7) at `params`: the nodes' orders
   // interleaved step by step (batch_size examples per node per step), per-example gradients
   // centred by their mean over the sequence, max over prefixes of the prefix sum's inf-norm.
   // requires: constructed with herding = true.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The parallel herding bound of an example order (algorithms.md section 11), in pieces.
+// The parallel herding bound of an example order (docs/algorithms.md, section 7), in pieces.
 #pragma once
 
 #include <cstddef>

@@ -13,7 +13,7 @@
 
 namespace dtsim {
 
-// algorithms.md section 7. Each node keeps a live model x_i (algorithm state) and computes
+// docs/algorithms.md, section 4. Each node keeps a live model x_i (algorithm state) and computes
 // its gradients on a snapshot of it (the engine's node model, fixed when the gradient
 // starts). When an active node's gradient is ready it sends x_i to a uniformly chosen
 // neighbour j and waits; j averages at once, x_j = (x_j + x_i)/2, and replies with its

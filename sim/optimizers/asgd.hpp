@@ -6,7 +6,7 @@
 
 namespace dtsim {
 
-// algorithms.md section 1: the server applies each gradient when served
+// docs/algorithms.md, section 2: the server applies each gradient when served
 // (u = g + wd*w; server momentum M = mu*M + u, u = M), increments its version t, records
 // staleness t-1-tau and replies with the new model. Keys: ParameterServer's, plus momentum
 // (server, [0,1), default 0).

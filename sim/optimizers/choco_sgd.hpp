@@ -12,7 +12,7 @@
 
 namespace dtsim {
 
-// algorithms.md section 9, with the memory-efficient state of the authors' code: per node
+// docs/algorithms.md, section 5, with the memory-efficient state of the authors' code: per node
 // x_i, its public estimate xhat_i and s_i = sum_j W_ij xhat_j (j includes i): three vectors
 // whatever the degree. Each round, in the node's gradient task:
 //   adapt_then_combine (paper order, default):

@@ -10,7 +10,7 @@
 namespace dtsim {
 
 // Tang, Lian, Yan, Zhang, Liu (ICML 2018, arXiv:1803.07068), as in the QG-DSGDm code
-// (algorithms.md section 5); no momentum. Node i, step t, g = grad + wd*x:
+// (docs/algorithms.md, section 3); no momentum. Node i, step t, g = grad + wd*x:
 //   t = 0: x_half = x - lr*g
 //   t > 0: x_half = 2*x_t - x_{t-1} - lr*(g_t - g_{t-1})     (x_{t-1}: the previous model)
 //   send x_half; x_{t+1} = mix(x_half)

@@ -7,7 +7,7 @@
 
 namespace dtsim {
 
-// algorithms.md section 2 (Zheng et al., arXiv:1609.08326): u = compensated g (+ wd*w),
+// docs/algorithms.md, section 2 (Zheng et al., arXiv:1609.08326): u = compensated g (+ wd*w),
 // optional server momentum, w -= lr*u, then w_bak[k] = w and reply. Keys: ParameterServer's,
 // DelayCompensation's (variant, lambda, ms_decay, eps) and momentum ([0,1), default 0).
 class DcAsgd final : public ParameterServer {

@@ -10,7 +10,7 @@
 namespace dtsim {
 
 // Yuan, Chen, Huang, Zhang, Pan, Yin, Yan (ICCV 2021, arXiv:2104.11981), as in the Momentum
-// Tracking demo code (algorithms.md section 6). Node i, step t:
+// Tracking demo code (docs/algorithms.md, section 3). Node i, step t:
 //   z = x - lr*(g + wd*x); send z
 //   gt = (x - mix(z))/lr ;  m = beta*m + gt ;  x = x - lr*m
 // The momentum acts on the whole gossip step, so it carries no node's local bias alone.

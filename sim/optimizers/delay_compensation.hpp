@@ -11,7 +11,7 @@
 namespace dtsim {
 
 // One backup model per worker (the model it last pulled), as in Microsoft Multiverso's
-// updater (algorithms.md section 2). Keys: variant (constant | adaptive, default constant),
+// updater (docs/algorithms.md, section 2). Keys: variant (constant | adaptive, default constant),
 // lambda (>= 0; default 0.04 constant, 2 adaptive), ms_decay (adaptive, [0,1), 0.95),
 // eps (adaptive, > 0, 1e-7).
 class DelayCompensation {

@@ -11,7 +11,7 @@
 namespace dtsim {
 
 // Decentralized SGD (Lian et al., arXiv:1705.09056) with the update orders of
-// algorithms.md section 4:
+// docs/algorithms.md, section 3:
 //   adapt_then_combine (default): x_i <- sum_j W_ij (x_j - lr*u_j); nodes send x - lr*u
 //   combine_then_adapt:           x_i <- sum_j W_ij x_j - lr*u_i;   nodes send x
 // u from LocalUpdate (weight decay, local heavy-ball or Nesterov momentum, never sent).

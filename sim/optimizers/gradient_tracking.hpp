@@ -11,7 +11,7 @@
 
 namespace dtsim {
 
-// As in the QG-DSGDm code (algorithms.md section 5; Nedic, Olshevsky, Shi 2017 and Pu & Nedic
+// As in the QG-DSGDm code (docs/algorithms.md, section 3; Nedic, Olshevsky, Shi 2017 and Pu & Nedic
 // 2020 for the method). Node i, step t, g = grad + wd*x:
 //   y = g (t = 0) or y += g - g_{t-1}          (tracker, local)
 //   u = y, or its momentum / Nesterov form    (LocalUpdate without weight decay)

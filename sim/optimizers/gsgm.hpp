@@ -12,7 +12,7 @@
 namespace dtsim {
 
 // A RECONSTRUCTION of GSGM (Li et al., arXiv:1902.07848; Wang et al., IEEE IoT-J 2022) from
-// its abstracts, as specified in algorithms.md section 3 (the full text was not available):
+// its abstracts, as specified in docs/algorithms.md, section 2 (the full text was not available):
 // every mechanism is a switch, and with all three off the method is exactly ASGD.
 //   schedule: the server serves worker k only while c[k] - min_l c[l] < slack (a white
 //     list keeping accepted-update counts within `slack`); other gradients wait in the FIFO

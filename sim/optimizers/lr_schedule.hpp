@@ -11,7 +11,7 @@
 
 namespace dtsim {
 
-// The step size as a function of a training position in epochs (algorithms.md section 5's
+// The step size as a function of a training position in epochs (docs/algorithms.md, section 8's
 // setup, as in the QG-DSGDm code's scheduler):
 //   peak  = lr                                   (no scale_with_nodes)
 //         = lr * nodes * batch_size / base_batch  (scale_with_nodes: lr is per base_batch

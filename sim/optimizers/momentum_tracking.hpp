@@ -10,7 +10,7 @@
 namespace dtsim {
 
 // Takezawa, Bao, Niwa, Sato, Yamada (TMLR 2023, arXiv:2209.15505), as in its demo code
-// (algorithms.md section 6). Node i keeps its momentum m_i and a correction d_i; the tracker
+// (docs/algorithms.md, section 3). Node i keeps its momentum m_i and a correction d_i; the tracker
 // c_i = m_i - d_i estimates the network-average momentum. Step t, g = grad:
 //   m = beta*m + (g + wd*x)
 //   send (x, d - m): one message of two vectors (2d floats on the wire)

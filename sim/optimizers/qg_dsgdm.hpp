@@ -10,7 +10,7 @@
 namespace dtsim {
 
 // Lin, Karimireddy, Stich, Jaggi (ICML 2021, arXiv:2102.04761), as in its code
-// (algorithms.md section 5). Node i, step t (adapt then combine):
+// (docs/algorithms.md, section 3). Node i, step t (adapt then combine):
 //   g = grad + wd*x;  m = beta*mhat + g (not stored);  u = m, or g + beta*m (Nesterov)
 //   send x - lr*u;  x_new = mix(x - lr*u)
 //   d = (x - x_new)/lr  (lr of step t);  v += d;

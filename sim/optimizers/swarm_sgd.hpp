@@ -16,7 +16,7 @@
 
 namespace dtsim {
 
-// algorithms.md section 8 (structure as in the FSPDA re-implementation; the paper's
+// docs/algorithms.md, section 4 (structure as in the FSPDA re-implementation; the paper's
 // Algorithm 1 could not be read). Per node: public model X_i (what partners average with),
 // origin o_i (X_i when i last initiated) and working model y_i, on which the local SGD steps
 // run (the engine's node model). After H_i local steps (fixed H, or Geometric with mean H,

@@ -145,7 +145,7 @@ TEST_SUITE("optimizers") {
     }
   }
 
-  // Expected values: the formulas of algorithms.md sections 4-6 evaluated by hand (exact
+  // Expected values: the formulas of docs/algorithms.md, section 3 evaluated by hand (exact
   // fractions, printed to 9 digits), independently of this code.
   TEST_CASE("Dsgd and presets: two steps on 3 nodes match hand computation") {
     // ATC, plain: x1 = W(x0 - g/2); node 0: g = (1, -3/2), half = (1/2, -1/4), ...

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Example orderers on hand-built gradients: permutations every epoch, the orders the rules
-// of algorithms.md section 10 give by hand, D-RR identical to the engine's original sampler.
+// of docs/algorithms.md, section 7 give by hand, D-RR identical to the engine's original sampler.
 #include "order_harness.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/rng.hpp"

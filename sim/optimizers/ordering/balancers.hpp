@@ -9,7 +9,7 @@
 
 namespace dtsim {
 
-// GraB's online mean balancing (Lu, Guo, De Sa, arXiv:2205.10733; algorithms.md 10.1):
+// GraB's online mean balancing (Lu, Guo, De Sa, arXiv:2205.10733; docs/algorithms.md, section 7):
 //   c = g - mbar;  mnext += g / N;  <s, c> <= 0 ? (s += c, front) : (s -= c, back)
 // with the stale mean mbar of the previous epoch (0 in the first). Memory: 3 d-vectors.
 class MeanBalancer {
@@ -28,8 +28,9 @@ private:
   float inv_n_;
 };
 
-// PairBalance (algorithms.md 10.2) and the CD-GraB coordinator's step (10.4): a running sum
-// of pair differences; the difference of a pair cancels the mean, so no stale mean is kept.
+// PairBalance (docs/algorithms.md, section 7) and the CD-GraB coordinator's step
+// (docs/algorithms.md, section 7): a running sum of pair differences; the difference of a pair
+// cancels the mean, so no stale mean is kept.
 class PairBalancer {
 public:
   explicit PairBalancer(std::size_t dim);

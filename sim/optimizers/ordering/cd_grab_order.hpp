@@ -12,7 +12,7 @@
 
 namespace dtsim {
 
-// CD-GraB (Cooper et al., arXiv:2302.00845; algorithms.md 10.4) as real traffic. Each
+// CD-GraB (Cooper et al., arXiv:2302.00845; docs/algorithms.md, section 7) as real traffic. Each
 // worker pairs consecutive examples of its own order (a pair may straddle two of its steps);
 // in its gradient task it forms the pair differences dlt = g(second) - g(first), and after
 // its gradient-ready event sends them to the coordinator (endpoint n, the parameter server's

@@ -11,7 +11,7 @@ namespace dtsim {
 
 // The order being executed (drawn batch by batch, never past the epoch's end, so an epoch
 // ends with a short batch when the batch size does not divide it), the next order that
-// balancing fills from both ends (front++ / back--, algorithms.md section 10), and the order
+// balancing fills from both ends (front++ / back--, docs/algorithms.md, section 7), and the order
 // executed in the epoch before. advance() makes the next order current.
 // Invariant: placed() counts distinct positions of the next order written so far.
 class EpochOrders {

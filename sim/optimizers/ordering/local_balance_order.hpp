@@ -13,7 +13,7 @@ namespace dtsim {
 
 // Per node: the current order (epoch 0: the D-RR permutation), and the next one built online
 // from this epoch's per-example gradients with the node's own running sum
-// (algorithms.md 10.1 / 10.2 / 10.3; "ID-GraB" when n > 1, centralized GraB when n = 1).
+// (docs/algorithms.md, section 7; "ID-GraB" when n > 1, centralized GraB when n = 1).
 //   balance: mean  GraB with the stale mean of the previous epoch (kind `grab`)
 //   balance: pair  PairBalance over consecutive examples (kind `pair-balance`); a pair may
 //                  straddle two batches (the first example's gradient is cached); an odd

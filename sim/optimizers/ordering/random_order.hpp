@@ -10,8 +10,8 @@
 namespace dtsim {
 
 // Each node draws from its own DataSampler (stream ("data", node)): `random` reshuffles at
-// every local epoch (D-RR, algorithms.md 10.3), `fixed` keeps the first permutation. Batches
-// wrap across epochs, exactly as the engine's original sampler did, so runs keep their
+// every local epoch (D-RR, docs/algorithms.md, section 7), `fixed` keeps the first permutation.
+// Batches wrap across epochs, exactly as the engine's original sampler did, so runs keep their
 // traces. No per-example gradients, no coordination.
 class RandomOrder final : public ExampleOrder {
 public:
