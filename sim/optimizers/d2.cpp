@@ -72,9 +72,9 @@ void D2::local_step(int node, std::span<const float> x, std::span<float> grad) {
     if (first_step)
       o = xb - lr * g;
     else
-      o = 2.0f * xb - xp - lr * (g - gp);
+      o = 2.0f * xb - xp - (lr * g - gp);
     xp = xb;
-    gp = g;
+    gp = lr * g;
   }
 }
 

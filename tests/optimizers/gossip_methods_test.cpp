@@ -183,6 +183,48 @@ TEST_SUITE("optimizers") {
         {{0.483333333, 0.283333333}, {1.10277778, -0.503333333}, {-0.136111111, 1.07}});
   }
 
+  TEST_CASE("D2: with agreeing nodes it is SGD with the scheduled step, through every change") {
+    // Identical models and gradients on the complete graph: mixing is the identity on them,
+    // and D2's recursion must reduce to x_{t+1} = x_t - lr_t * g_t. A correction written as
+    // lr_t * (g_t - g_{t-1}) (the constant-step form) instead keeps (lr_{t-1} - lr_t) * g_{t-1}
+    // in every later step once the rate changes (here at epochs 1 and 2: 0.5, 0.25, 0.125).
+    const Topology k3 = testing::graph("complete", 3);
+    AlgorithmSetup setup = setup_for(k3, 2);
+    setup.batch_size = 1;
+    setup.node_samples = {1, 1, 1}; // one step = one epoch of a node
+    auto root = std::make_shared<ParamNode>(ParamNode::make_map(1));
+    root->fields.emplace_back("name", ParamNode::make_scalar("d2", 2));
+    root->fields.emplace_back("lr", ParamNode::make_scalar("0.5", 3));
+    ParamNode schedule = ParamNode::make_map(4);
+    ParamNode epochs;
+    epochs.kind = ParamNode::Kind::List;
+    epochs.line = 4;
+    epochs.items = {ParamNode::make_scalar("1", 4), ParamNode::make_scalar("2", 4)};
+    schedule.fields.emplace_back("decay_epochs", epochs);
+    schedule.fields.emplace_back("decay_factor", ParamNode::make_scalar("0.5", 4));
+    root->fields.emplace_back("lr_schedule", schedule);
+    const Params p(root, "test.yaml");
+    auto alg = builtin_algorithms().make(p, "name", "dsgd", setup);
+    auto same_gradient = [](int, std::span<const float> x, std::span<float> g) {
+      g[0] = x[0] - 3.0f;
+      g[1] = 0.5f * x[1] + 1.0f;
+    };
+    const Vec start{{1.0f, -1.0f}};
+    ScriptedContext ctx(k3, {start, start, start}, same_gradient);
+    ctx.run_steps(*alg, 4);
+    double x0 = 1.0, x1 = -1.0;
+    for (const double lr : {0.5, 0.25, 0.125, 0.125}) {
+      const double g0 = x0 - 3.0, g1 = 0.5 * x1 + 1.0;
+      x0 -= lr * g0;
+      x1 -= lr * g1;
+    }
+    for (int i = 0; i < 3; ++i) {
+      CAPTURE(i);
+      CHECK(ctx.model(i)[0] == doctest::Approx(x0).epsilon(1e-5));
+      CHECK(ctx.model(i)[1] == doctest::Approx(x1).epsilon(1e-5));
+    }
+  }
+
   TEST_CASE("Gradient tracking: two steps match hand computation") {
     check_trajectory(
         "gradient-tracking", {{"lr", "0.5"}},
