@@ -69,6 +69,20 @@ double attr(const TraceContents& t, const std::string& name) {
   return it == t.number_attributes.end() ? kNaN : it->second;
 }
 
+// y at x = at by linear interpolation between the samples around it (xs increasing); NaN
+// outside [xs.front(), xs.back()].
+double interpolate(const std::vector<double>& xs, const std::vector<double>& ys, double at) {
+  const std::size_t n = std::min(xs.size(), ys.size());
+  if (n == 0 || !(at >= xs[0]) || at > xs[n - 1])
+    return kNaN;
+  const auto hi = static_cast<std::size_t>(
+      std::lower_bound(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(n), at) - xs.begin());
+  if (xs[hi] == at || hi == 0)
+    return ys[hi];
+  const double w = (at - xs[hi - 1]) / (xs[hi] - xs[hi - 1]);
+  return ys[hi - 1] + w * (ys[hi] - ys[hi - 1]);
+}
+
 } // namespace
 
 const std::vector<std::string>& run_columns() {
@@ -100,11 +114,13 @@ const std::vector<std::string>& run_columns() {
                                                    "epoch_test_acc",
                                                    "herding_bound",
                                                    "herding_bound_mean",
-                                                   "order_bytes"};
+                                                   "order_bytes",
+                                                   "acc_at_time"};
   return columns;
 }
 
-RunRow summarize_run(const std::string& path, const TraceContents& t, double target) {
+RunRow summarize_run(const std::string& path, const TraceContents& t, double target,
+                     double at_time_s) {
   RunRow row;
   row.path = path;
   const auto status = t.text_attributes.find("status");
@@ -187,7 +203,8 @@ RunRow summarize_run(const std::string& path, const TraceContents& t, double tar
       mean_finite(epoch_column(t, "train_loss"), epoch_column(t, "train_loss").size() / 2),
       last_finite(epoch_column(t, "test_accuracy")), last_finite(epoch_column(t, "herding_bound")),
       // Every orderer runs the same D-RR permutation in the first epoch.
-      mean_finite(epoch_column(t, "herding_bound"), 1), attr(t, "order_bytes")};
+      mean_finite(epoch_column(t, "herding_bound"), 1), attr(t, "order_bytes"),
+      interpolate(time, acc, at_time_s)};
   row.missing.assign(row.values.size(), "");
   const auto& cols = run_columns();
   std::string too_few = "<";

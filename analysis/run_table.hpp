@@ -4,6 +4,7 @@
 
 #include "sim/trace/trace_reader.hpp"
 
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,10 +36,13 @@ inline constexpr std::size_t kMinWindowPoints = 10;
 // per-epoch table (eval.per_epoch): the last epoch's node-data training loss and test
 // accuracy, the mean training loss over the second half of the epochs, the last herding
 // bound and its mean over the epochs after the first (whose order is the same D-RR
-// permutation for every orderer); and the example orderer's coordination bytes.
+// permutation for every orderer); the example orderer's coordination bytes; and the test
+// accuracy at a given simulated time (acc_at_time: linear between the evaluations around
+// it; missing when not asked for or when the run ended before it).
 const std::vector<std::string>& run_columns();
 
-RunRow summarize_run(const std::string& path, const TraceContents& trace, double target);
+RunRow summarize_run(const std::string& path, const TraceContents& trace, double target,
+                     double at_time_s = std::numeric_limits<double>::quiet_NaN());
 
 // Statistics over a group's runs follow analysis/statistics.hpp: sample std (k - 1) and the
 // Student-t 95% confidence interval of the mean.

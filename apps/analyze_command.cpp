@@ -32,6 +32,7 @@ struct AnalyzeArgs {
   std::vector<std::pair<std::string, std::string>> baseline; // --by key = value
   bool markdown = false;
   double target = 0.8;
+  double at_time_s = std::numeric_limits<double>::quiet_NaN(); // acc_at_time
 };
 
 AnalyzeArgs parse(const std::vector<std::string>& args) {
@@ -55,6 +56,12 @@ AnalyzeArgs parse(const std::vector<std::string>& args) {
       }
     } else if (arg == "--target") {
       a.target = std::strtod(c.value().c_str(), nullptr);
+    } else if (arg == "--at-time") {
+      const std::string v = c.value();
+      char* end = nullptr;
+      a.at_time_s = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !(a.at_time_s >= 0))
+        throw ConfigError("analyze: --at-time expects simulated seconds >= 0, got '" + v + "'");
     } else if (c.is_option()) {
       c.unknown_option();
     } else {
@@ -97,7 +104,7 @@ const GroupRow* baseline_of(const GroupRow& g, const std::vector<GroupRow>& grou
 
 int analyze_command(const std::vector<std::string>& args) {
   const AnalyzeArgs a = parse(args);
-  RunCollection collection = collect_runs(trace_files(a.inputs), a.by, a.target);
+  RunCollection collection = collect_runs(trace_files(a.inputs), a.by, a.target, a.at_time_s);
   const std::vector<RunRow>& rows = collection.rows;
   if (rows.empty())
     throw ConfigError("analyze: no traces (*.h5) found in the given paths");

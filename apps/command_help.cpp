@@ -39,6 +39,7 @@ Stability measures and run totals per trace, or per group of traces.
   --columns c1,c2,...   measures to show (an unknown one is refused, with a did-you-mean)
   --baseline key=value  paired differences (same seeds) and % gains against that group
   --target ACC          accuracy for time_to_target_s etc. (default 0.8)
+  --at-time SECONDS     simulated time for acc_at_time (test accuracy interpolated there)
   --markdown            a Markdown table
   --csv OUT.csv         also write one row per trace with every measure
 )"},

@@ -119,7 +119,7 @@ std::vector<std::string> split_commas(const std::string& s) {
 }
 
 RunCollection collect_runs(const std::vector<std::string>& files,
-                           const std::vector<std::string>& by, double target) {
+                           const std::vector<std::string>& by, double target, double at_time_s) {
   RunCollection c;
   std::vector<std::string> known_keys = {"name", "status"};
   for (const std::string& file : files) {
@@ -133,7 +133,7 @@ RunCollection collect_runs(const std::vector<std::string>& files,
       std::fprintf(stderr, "skipped (still running?): %s\n", e.what());
       continue;
     }
-    analysis::RunRow r = analysis::summarize_run(file, t, target);
+    analysis::RunRow r = analysis::summarize_run(file, t, target, at_time_s);
     const auto scenario_it = t.text_attributes.find("scenario");
     const auto scenario =
         parse_yaml_text(scenario_it == t.text_attributes.end() ? "{}" : scenario_it->second, file);

@@ -6,6 +6,7 @@
 #include "analysis/run_table.hpp"
 
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,7 +29,8 @@ struct RunCollection {
 // up the `by` keys (dotted scenario keys, or `name` / `status`). A `by` key that no trace has
 // is a ConfigError naming the closest key ("did you mean"): it would pool every run.
 RunCollection collect_runs(const std::vector<std::string>& files,
-                           const std::vector<std::string>& by, double target);
+                           const std::vector<std::string>& by, double target,
+                           double at_time_s = std::numeric_limits<double>::quiet_NaN());
 
 // "a,b,,c" -> {"a", "b", "c"}: the comma lists of --by, --columns, --measure.
 std::vector<std::string> split_commas(const std::string& s);

@@ -138,6 +138,13 @@ TEST_SUITE("analysis") {
     CHECK(value(r, "bytes_to_target") == 300.0);
     CHECK(value(r, "idle_per_compute") == doctest::Approx(0.25));
     CHECK(value(r, "sim_s") == 10.0);
+    // acc_at_time: linear between the evaluations around the time, exact on one, missing
+    // when not asked for or past the last evaluation (6 s).
+    CHECK(std::isnan(value(r, "acc_at_time")));
+    CHECK(value(summarize_run("a.h5", t, 0.75, 3.0), "acc_at_time") == doctest::Approx(0.65));
+    CHECK(value(summarize_run("a.h5", t, 0.75, 4.0), "acc_at_time") == doctest::Approx(0.8));
+    CHECK(value(summarize_run("a.h5", t, 0.75, 0.0), "acc_at_time") == doctest::Approx(0.1));
+    CHECK(std::isnan(value(summarize_run("a.h5", t, 0.75, 6.5), "acc_at_time")));
     CHECK(std::isnan(value(r, "bits_per_coord")));
 
     RunRow r2 = r;
