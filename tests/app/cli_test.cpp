@@ -110,6 +110,18 @@ TEST_SUITE("app") {
     CHECK(read_trace(out).text_attributes.at("status") == "diverged");
   }
 
+  TEST_CASE("dtsim sweep: a diverged point is a result (exit 0), counted apart from failures") {
+    const std::string dir = temp_dir() + "/divsweep";
+    std::filesystem::remove_all(dir);
+    const std::string base = write_file("divbase.yaml", kTiny);
+    const std::string sweep =
+        write_file("divsweep.yaml", "name: divsweep\nbase: " + base + "\noutput: " + dir +
+                                        "\ngrid:\n  algorithm.lr: [0.1, 1e7]\n");
+    const auto r = run_cli("sweep " + sweep + " --jobs 1");
+    CHECK(r.exit_code == 0);
+    CHECK(r.output.find("2 points, 1 diverged (a result), 0 failed") != std::string::npos);
+  }
+
   TEST_CASE("dtsim list names every registry") {
     const auto r = run_cli("list");
     CHECK(r.exit_code == 0);
