@@ -103,3 +103,31 @@ TEST_SUITE("newcomer") {
     CHECK(has(sweep.output, "dtsim sweep scenarios/sweeps/gsgm.yaml"));
   }
 }
+
+TEST_SUITE("newcomer") {
+  TEST_CASE("on a terminal the progress line says which time is simulated and which is wall") {
+    // `script` (util-linux, in every Debian) gives the run a pseudo-terminal; in a pipe or a
+    // log the line stays quiet.
+    const std::string dir = process_temp_dir("dtsim_newcomer_progress_");
+    const std::string run = std::string("'" DTSIM_BINARY "' run " DTSIM_SOURCE_DIR
+                                        "/scenarios/quickstart.yaml --set stop.epochs=0.2 "
+                                        "--set data.train_samples=4000 -o ") +
+                            dir + "/p.h5";
+    std::string output;
+    FILE* pipe = popen(("script -qec \"" + run + "\" /dev/null 2>&1").c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    char buf[4096];
+    std::size_t n;
+    while ((n = fread(buf, 1, sizeof buf, pipe)) > 0)
+      output.append(buf, n);
+    REQUIRE(pclose(pipe) == 0);
+    CHECK(has(output, "sim t="));
+    CHECK(has(output, " loss "));
+    CHECK(has(output, "| wall ETA"));
+    const auto quiet = run_cli(std::string("run scenarios/quickstart.yaml --set stop.epochs=0.2 "
+                                           "--set data.train_samples=4000 -o ") +
+                               dir + "/q.h5");
+    CHECK(quiet.exit_code == 0);
+    CHECK(!has(quiet.output, "sim t="));
+  }
+}
