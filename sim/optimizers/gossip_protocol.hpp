@@ -93,8 +93,12 @@ protected:
   // neighbour order. dst may be self.data() + first (in place).
   void mix_range(int node, int k, std::span<const float> self, std::size_t first, std::size_t len,
                  float* dst) const;
+  // Block by block, so that each block of dst stays in L1 while the neighbours' blocks are
+  // added to it: one read of every input and one write of dst, instead of a pass over dst per
+  // neighbour. Per element the operations and their order are those of one whole-vector pass.
   void mix(int node, int k, std::span<const float> self, std::span<float> dst) const {
-    mix_range(node, k, self, 0, dim_, dst.data());
+    for (std::size_t first = 0; first < dim_; first += kBlock)
+      mix_range(node, k, self, first, std::min(kBlock, dim_ - first), dst.data() + first);
   }
   // 0-based index of the step whose local_step runs (in combine: the step about to start).
   std::int64_t task_step(int node) const { return nodes_[index(node)].task_step; }
