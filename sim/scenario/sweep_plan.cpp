@@ -116,7 +116,9 @@ SweepPlan plan_sweep(const std::string& sweep_path) {
   plan.base_scenario = (folder / base).lexically_normal().string();
   if (!std::filesystem::exists(plan.base_scenario))
     p.fail("base", "no such scenario file: " + plan.base_scenario);
-  plan.output_dir = p.text("output", "runs/" + plan.name);
+  // Relative to the sweep file, like every path written in a file (the default: to the
+  // current folder).
+  plan.output_dir = p.file_path("output", "runs/" + plan.name);
 
   // Labels for name fragments.
   const Params labels = p.child("labels");

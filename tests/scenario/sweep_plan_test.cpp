@@ -48,7 +48,12 @@ TEST_SUITE("scenario") {
   TEST_CASE("plan_sweep: the grid is a cartesian product, first key slowest, stable names") {
     const SweepPlan p = plan_sweep(write_sweep(kDemoSweep));
     CHECK(p.name == "demo");
-    CHECK(p.output_dir == "runs/demo");
+    CHECK(p.output_dir == "runs/demo"); // the default: relative to the current folder
+    // A written output, like every path in a file, is relative to the sweep file.
+    const std::string moved =
+        plan_sweep(write_sweep(std::string(kDemoSweep) + "output: out/here\n")).output_dir;
+    CHECK(moved ==
+          (std::filesystem::path(write_sweep(kDemoSweep)).parent_path() / "out/here").string());
     CHECK(p.base_scenario.ends_with("/base.yaml"));
     REQUIRE(p.points.size() == 8);
     CHECK(p.points[0].name == "nodes=8_algorithm=dsgd_part=kind-iid");
