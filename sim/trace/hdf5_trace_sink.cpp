@@ -132,10 +132,18 @@ void write_fixed(hid_t parent, const std::string& name, hid_t file_type, hid_t m
     check(H5Dwrite(set.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), path, what);
 }
 
-// An empty 1-D dataset that grows by appends: chunked, byte-shuffled (which makes integer and
-// slowly varying columns compress several times better) and deflate-compressed.
+// Whether an extendible dataset is compressed. Metrics and epoch rows are not: a compressed
+// chunk is rewritten (often elsewhere in the file) each time a row is added, and a run killed
+// while the flush writes it left /metrics chunks that no longer inflated (found by
+// tests/app/crash_test.cpp); an uncompressed chunk keeps its place and its earlier rows. They
+// are small (8 bytes per value). The event log, large and written in blocks, is compressed.
+enum class Compression { none, deflate };
+
+// An empty 1-D dataset that grows by appends: chunked and, with Compression::deflate,
+// byte-shuffled (which makes integer and slowly varying columns compress several times
+// better) and deflate-compressed.
 Hdf5Handle create_extendible(hid_t parent, const std::string& name, hid_t file_type,
-                             hsize_t chunk_rows, const std::string& path) {
+                             hsize_t chunk_rows, Compression compression, const std::string& path) {
   const std::string what = "dataset " + name;
   const hsize_t initial = 0;
   const hsize_t unlimited = H5S_UNLIMITED;
@@ -143,8 +151,10 @@ Hdf5Handle create_extendible(hid_t parent, const std::string& name, hid_t file_t
                    Kind::Dataspace);
   Hdf5Handle create(check_id(H5Pcreate(H5P_DATASET_CREATE), path, what), Kind::PropertyList);
   check(H5Pset_chunk(create.get(), 1, &chunk_rows), path, what);
-  check(H5Pset_shuffle(create.get()), path, what);
-  check(H5Pset_deflate(create.get(), 4), path, what);
+  if (compression == Compression::deflate) {
+    check(H5Pset_shuffle(create.get()), path, what);
+    check(H5Pset_deflate(create.get(), 4), path, what);
+  }
   return Hdf5Handle(check_id(H5Dcreate2(parent, name.c_str(), file_type, space.get(), H5P_DEFAULT,
                                         create.get(), H5P_DEFAULT),
                              path, what),
@@ -166,7 +176,8 @@ void append(hid_t set, hsize_t old_size, hsize_t count, hid_t memory_type, hid_t
 } // namespace
 
 Hdf5TraceSink::Hdf5TraceSink(std::string final_path, EventLevel events)
-    : final_path_(std::move(final_path)), partial_path_(final_path_ + ".partial"), events_(events) {
+    : final_path_(std::move(final_path)), partial_path_(final_path_ + ".partial"),
+      work_path_(final_path_ + ".work"), events_(events) {
   hdf5_silence_errors();
 }
 
@@ -174,13 +185,19 @@ Hdf5TraceSink::~Hdf5TraceSink() {
   const std::lock_guard lock(hdf5_mutex());
   if (file_.valid() && !finished_) {
     // Best effort: keep the buffered events in the .partial. A destructor must not throw, and
-    // the file is already readable up to the last metrics() flush.
+    // the .partial is already readable up to the last checkpoint.
     try {
       flush_events();
+      check(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), partial_path_, "flush");
+      checkpoint(true);
     } catch (...) {
     }
   }
   close_all();
+  if (begun_ && !finished_) {
+    std::error_code ec;
+    std::filesystem::remove(work_path_, ec);
+  }
 }
 
 void Hdf5TraceSink::begin(const RunHeader& header) {
@@ -197,12 +214,16 @@ void Hdf5TraceSink::begin(const RunHeader& header) {
   }
   // Probe with stdio first: its errno names the reason (permission, no space) more plainly than
   // HDF5's error stack does.
-  if (std::FILE* probe = std::fopen(partial_path_.c_str(), "wb"))
+  if (std::FILE* probe = std::fopen(work_path_.c_str(), "wb"))
     std::fclose(probe);
   else
-    throw ConfigError("output.path: cannot create " + partial_path_ + ": " +
+    throw ConfigError("output.path: cannot create " + work_path_ + ": " +
                       std::generic_category().message(errno));
-  const hid_t file = H5Fcreate(partial_path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  // A .partial left by an earlier run of this trace is not this run's: until the first
+  // checkpoint there is none.
+  std::error_code stale;
+  fs::remove(partial_path_, stale);
+  const hid_t file = H5Fcreate(work_path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (file < 0)
     throw ConfigError("output.path: cannot create " + partial_path_ + ": " + hdf5_last_error());
   file_ = Hdf5Handle(file, Kind::File);
@@ -250,12 +271,14 @@ void Hdf5TraceSink::begin(const RunHeader& header) {
 
   if (events_ == EventLevel::Full) {
     const Hdf5Handle stored = event_record_file_type();
-    event_set_ = create_extendible(file, "events", stored.get(), kEventBlock, path);
+    event_set_ =
+        create_extendible(file, "events", stored.get(), kEventBlock, Compression::deflate, path);
     event_memory_type_ = event_record_memory_type();
     event_buffer_.reserve(kEventBlock);
   }
   // Readable even if the run dies before its first evaluation.
   check(H5Fflush(file, H5F_SCOPE_GLOBAL), path, "flush");
+  checkpoint(true);
 }
 
 void Hdf5TraceSink::create_metric_sets(const MetricsRow& row) {
@@ -275,10 +298,10 @@ void Hdf5TraceSink::create_metric_sets(const MetricsRow& row) {
   column_names_ = std::move(names);
   column_sets_.reserve(column_names_.size() + 1);
   for (const std::string& name : column_names_)
-    column_sets_.push_back(
-        create_extendible(group.get(), name, H5T_IEEE_F64LE, kMetricsChunkRows, path));
-  column_sets_.push_back(
-      create_extendible(group.get(), "wall_time_s", H5T_IEEE_F64LE, kMetricsChunkRows, path));
+    column_sets_.push_back(create_extendible(group.get(), name, H5T_IEEE_F64LE, kMetricsChunkRows,
+                                             Compression::none, path));
+  column_sets_.push_back(create_extendible(group.get(), "wall_time_s", H5T_IEEE_F64LE,
+                                           kMetricsChunkRows, Compression::none, path));
 }
 
 void Hdf5TraceSink::metrics(const MetricsRow& row, double wall_seconds) {
@@ -304,8 +327,8 @@ void Hdf5TraceSink::metrics(const MetricsRow& row, double wall_seconds) {
   ++rows_;
   flush_events();
   set_number(file_.get(), "wall_seconds", wall_seconds, path);
-  // After this the file on disk is complete up to this row: a kill loses nothing before it.
   check(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), path, "flush");
+  checkpoint(false);
 }
 
 void Hdf5TraceSink::epoch(const MetricsRow& row) {
@@ -319,8 +342,8 @@ void Hdf5TraceSink::epoch(const MetricsRow& row) {
       for (const std::string& seen : epoch_names_)
         DTSIM_ASSERT(seen != name, "epoch column '" + name + "' appears twice");
       epoch_names_.push_back(name);
-      epoch_sets_.push_back(
-          create_extendible(group.get(), name, H5T_IEEE_F64LE, kMetricsChunkRows, path));
+      epoch_sets_.push_back(create_extendible(group.get(), name, H5T_IEEE_F64LE, kMetricsChunkRows,
+                                              Compression::none, path));
     }
   }
   DTSIM_ASSERT(row.columns.size() == epoch_names_.size(),
@@ -334,6 +357,7 @@ void Hdf5TraceSink::epoch(const MetricsRow& row) {
   }
   ++epoch_rows_;
   check(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), path, "flush");
+  checkpoint(false);
 }
 
 void Hdf5TraceSink::event(const EventRecord& record) {
@@ -406,10 +430,36 @@ void Hdf5TraceSink::finish(const RunSummary& summary) {
   if (!file_.close())
     fail(path, "close");
   std::error_code ec;
-  std::filesystem::rename(partial_path_, final_path_, ec);
+  std::filesystem::rename(work_path_, final_path_, ec);
   if (ec)
-    throw std::runtime_error("trace " + partial_path_ + ": cannot rename to " + final_path_ + ": " +
+    throw std::runtime_error("trace " + work_path_ + ": cannot rename to " + final_path_ + ": " +
                              ec.message());
+  std::filesystem::remove(partial_path_, ec);
+}
+
+// HDF5 does not write a flush atomically: a process killed while H5Fflush wrote the file
+// left metadata pointing past the end of the file or at chunks not yet written (found by
+// tests/app/crash_test.cpp). So the run writes <trace>.work, and after each flush, when the
+// work file is complete on disk, a copy of it replaces <trace>.partial by rename(), which is
+// atomic: a kill at any moment leaves the last complete .partial. Copies are taken at every
+// checkpoint while the file is small (a study's trace without an event log is tens of kB)
+// and at most once per second beyond that, which bounds their cost for large event logs.
+void Hdf5TraceSink::checkpoint(bool force) {
+  namespace fs = std::filesystem;
+  const auto now = std::chrono::steady_clock::now();
+  std::error_code ec;
+  const auto size = fs::file_size(work_path_, ec);
+  if (!force && !ec && size > kCheckpointEveryFlushBytes &&
+      now - last_checkpoint_ < std::chrono::seconds(1))
+    return;
+  const std::string tmp = partial_path_ + ".tmp";
+  fs::copy_file(work_path_, tmp, fs::copy_options::overwrite_existing, ec);
+  if (!ec)
+    fs::rename(tmp, partial_path_, ec);
+  if (ec)
+    throw std::runtime_error("trace " + partial_path_ +
+                             ": cannot write the checkpoint: " + ec.message());
+  last_checkpoint_ = now;
 }
 
 void Hdf5TraceSink::close_all() noexcept {

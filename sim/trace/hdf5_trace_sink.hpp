@@ -6,16 +6,19 @@
 #include "sim/trace/event_level.hpp"
 #include "sim/trace/hdf5_handle.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace dtsim {
 
-// Writes `<final_path>.partial` while the run goes and renames it to `final_path` in
-// finish(), whatever the status. After every metrics() the file is flushed, so a killed run
-// leaves a readable .partial with all rows so far and status "running". Events are kept only
-// for EventLevel::Full, buffered and appended in blocks of kEventBlock.
+// Writes `<final_path>.work` while the run goes and renames it to `final_path` in finish(),
+// whatever the status. After begin() and every metrics() or epoch() the work file is
+// flushed and copied atomically to `<final_path>.partial` (see checkpoint()), so a run killed
+// at any moment leaves a readable .partial with the rows up to its last checkpoint and status
+// "running" (and maybe .work / .partial.tmp scratch files, replaced by the next run). Events
+// are kept only for EventLevel::Full, buffered and appended in blocks of kEventBlock.
 // Not thread-safe: call from the engine thread only. Schema version: kSchemaVersion.
 // requires: the TraceSink call order (begin, metrics/event*, finish once).
 class Hdf5TraceSink : public TraceSink {
@@ -23,6 +26,8 @@ public:
   static constexpr int kSchemaVersion = 1;
   static constexpr std::size_t kEventBlock = 4096; // events per append to /events
   static constexpr std::uint64_t kMetricsChunkRows = 256;
+  // Up to this work-file size every flush is copied to the .partial; beyond, once a second.
+  static constexpr std::uintmax_t kCheckpointEveryFlushBytes = 8u << 20;
 
   Hdf5TraceSink(std::string final_path, EventLevel events);
   // Closes the file without renaming if finish() was not called (the .partial stays).
@@ -46,9 +51,14 @@ private:
   void create_metric_sets(const MetricsRow& row);
   void flush_events();
   void close_all() noexcept;
+  // Copies the flushed work file to the .partial (atomic rename); unless `force`, only while
+  // the file is small or a second after the last copy.
+  void checkpoint(bool force);
 
   std::string final_path_;
   std::string partial_path_;
+  std::string work_path_;
+  std::chrono::steady_clock::time_point last_checkpoint_;
   EventLevel events_;
   // Declared first so that it is destroyed last, after the objects inside it.
   Hdf5Handle file_;

@@ -258,8 +258,8 @@ TEST_SUITE("trace") {
       CHECK(message.rfind("output.path: cannot create " + blocker, 0) == 0);
       CHECK(message.find("Not a directory") != std::string::npos);
     }
-    SUBCASE("a directory stands where the .partial file goes") {
-      fs::create_directories(dir.file("run.h5.partial"));
+    SUBCASE("a directory stands where the .work file goes") {
+      fs::create_directories(dir.file("run.h5.work"));
       Hdf5TraceSink sink(dir.file("run.h5"), EventLevel::None);
       std::string message;
       try {
@@ -268,7 +268,7 @@ TEST_SUITE("trace") {
         message = e.what();
       }
       CHECK(message ==
-            "output.path: cannot create " + dir.file("run.h5.partial") + ": Is a directory");
+            "output.path: cannot create " + dir.file("run.h5.work") + ": Is a directory");
     }
   }
 
