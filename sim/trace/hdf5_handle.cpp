@@ -2,6 +2,7 @@
 // Hdf5Handle: closing by kind, and access to HDF5's error stack.
 #include "sim/trace/hdf5_handle.hpp"
 
+#include <algorithm>
 #include <hdf5.h>
 #include <mutex>
 #include <type_traits>
@@ -63,7 +64,13 @@ bool Hdf5Handle::close() noexcept {
 void hdf5_silence_errors() {
   const std::lock_guard lock(hdf5_mutex());
   static std::once_flag once;
-  std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
+  std::call_once(once, [] {
+    // No HDF5 exit handler: files are closed explicitly, and after a failed write (a full
+    // disk) the library's own clean-up at exit crashed closing the file again (SIGSEGV in
+    // H5F__close_cb), turning a one-line error into a core dump. Must precede any other call.
+    H5dont_atexit();
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  });
 }
 
 namespace {
@@ -78,7 +85,11 @@ herr_t keep_innermost(unsigned n, const H5E_error2_t* err, void* out) {
 std::string hdf5_last_error() {
   std::string text;
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, keep_innermost, &text);
-  return text.empty() ? "unknown HDF5 error" : text;
+  if (text.empty())
+    return "unknown HDF5 error";
+  // Errors are one line: some descriptions (a failed write's) embed a ctime() newline.
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  return text;
 }
 
 } // namespace dtsim

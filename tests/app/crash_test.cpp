@@ -4,6 +4,7 @@
 #include "run_cli.hpp"
 #include "sim/trace/trace_reader.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <doctest/doctest.h>
@@ -151,5 +152,35 @@ TEST_SUITE("crash") {
     }
     for (const auto& entry : fs::directory_iterator(dir + "/out"))
       CHECK(entry.path().extension() != ".partial");
+  }
+
+  TEST_CASE("a full output disk: exit 1, one line, and the .partial of the last checkpoint") {
+    // A file-size limit (ulimit -f, SIGXFSZ ignored) makes writes fail as a full disk does,
+    // without mounting anything.
+    const std::string dir = testing::process_temp_dir("dtsim_crash_full_");
+    std::string scenario = kScenario;
+    scenario.replace(scenario.find("epochs: 3"), 9, "epochs: 30");
+    scenario += "output: {events: full}\n"; // a growing event log fills the limit mid-run
+    const std::string path = testing::write_temp_file(dir, "full.yaml", scenario);
+    const std::string out = dir + "/full.h5";
+    const std::string cmd = "bash -c \"trap '' XFSZ; ulimit -f 200; exec '" DTSIM_BINARY "' run " +
+                            path + " -o " + out + " --quiet\" 2>&1";
+    std::string output;
+    FILE* pipe = popen(cmd.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    char buf[4096];
+    std::size_t n;
+    while ((n = fread(buf, 1, sizeof buf, pipe)) > 0)
+      output.append(buf, n);
+    const int status = pclose(pipe);
+    CAPTURE(output);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 1);
+    CHECK(std::count(output.begin(), output.end(), '\n') == 1);
+    CHECK(output.find("File too large") != std::string::npos);
+    CHECK(!fs::exists(out));
+    REQUIRE(fs::exists(out + ".partial"));
+    check_trace(out + ".partial", true);
+    CHECK(read_trace(out + ".partial").metrics.at("sim_time_s").size() > 10);
   }
 }
