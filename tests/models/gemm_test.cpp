@@ -25,6 +25,13 @@ ConstMatMap view(const Eigen::MatrixXf& storage, Eigen::Index rows, Eigen::Index
 } // namespace
 
 TEST_SUITE("models") {
+  TEST_CASE("gemm: Eigen's cache sizes are pinned, not the CPU's, so blocking is the same on "
+            "every machine") {
+    CHECK(Eigen::l1CacheSize() == 32 * 1024);
+    CHECK(Eigen::l2CacheSize() == 1024 * 1024);
+    CHECK(Eigen::l3CacheSize() == 32 * 1024 * 1024);
+  }
+
   TEST_CASE("gemm: matches Eigen for all transposes, inits and strided views") {
     Rng rng(11);
     // Sizes straddle Eigen's register blocks (24 x 4) and its cache blocks (k > 300).
