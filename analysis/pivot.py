@@ -17,8 +17,6 @@ Rows and columns keep the order in which their values first appear in the CSV un
 had no value). Unknown columns, a missing file or a non-numeric value exit with status 2 and
 one line on stderr."""
 import argparse
-import csv
-import difflib
 import math
 import os
 import sys
@@ -26,37 +24,12 @@ import sys
 sys.dont_write_bytecode = True  # importing stats.py must not litter the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import stats  # noqa: E402
+from cli_input import UserError, check_columns, read_rows  # noqa: E402
 
 CAPTIONS = {
     "ci95": "mean ± 95% CI (Student t, sample std n−1) over runs",
     "std": "mean ± sample std (n−1) over runs",
 }
-
-
-class UserError(Exception):
-    """A mistake in the command line or its input: one line on stderr, exit status 2."""
-
-
-def did_you_mean(name, choices):
-    close = difflib.get_close_matches(name, list(choices), n=1)
-    return f" (did you mean '{close[0]}'?)" if close else f" (has: {', '.join(choices)})"
-
-
-def read_rows(path):
-    try:
-        with open(path, newline="") as f:
-            reader = csv.DictReader(f)
-            return list(reader), reader.fieldnames or []
-    except OSError as e:
-        raise UserError(f"{path}: {e.strerror}") from None
-    except csv.Error as e:
-        raise UserError(f"{path}: not a CSV file ({e})") from None
-
-
-def check_columns(path, columns, option, keys):
-    for k in keys:
-        if k not in columns:
-            raise UserError(f"{option}: {path} has no column '{k}'" + did_you_mean(k, columns))
 
 
 def number(text, row, column):

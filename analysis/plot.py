@@ -43,6 +43,7 @@ import sys
 sys.dont_write_bytecode = True  # importing stats.py must not litter the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import stats  # noqa: E402
+from cli_input import UserError, natural_key  # noqa: E402
 
 import h5py  # noqa: E402
 import matplotlib  # noqa: E402
@@ -57,24 +58,12 @@ BAND = "mean and 95% CI over runs (seeds)"
 BARS = "mean, 95% CI"
 
 
-class UserError(Exception):
-    """A mistake in the command line or its inputs: one line on stderr, exit status 2."""
-
-
 def suggestion(name, choices, listing=None):
     """ (did you mean 'x'?), else the listing (if any) of what there is."""
     close = difflib.get_close_matches(name, list(choices), n=1)
     if close:
         return f" (did you mean '{close[0]}'?)"
     return f" ({listing})" if listing else ""
-
-
-def sort_key(v):
-    """Numbers by value, before other labels."""
-    try:
-        return (0, float(v), "")
-    except ValueError:
-        return (1, 0.0, v)
 
 
 def parse_where(items):
@@ -88,7 +77,7 @@ def parse_where(items):
 
 
 def listed(values, most=12):
-    values = sorted(values, key=sort_key)
+    values = sorted(values, key=natural_key)
     return ", ".join(values[:most]) + (", ..." if len(values) > most else "")
 
 
@@ -273,8 +262,8 @@ def plot_curves(args, where):
         raise UserError(f"no trace has both {args.x} and {args.y} in /{args.table}"
                         + (" and matches --where" if where else ""))
 
-    panels = sorted({p for p, _ in groups}, key=sort_key)
-    colours = sorted({c for _, c in groups}, key=sort_key)
+    panels = sorted({p for p, _ in groups}, key=natural_key)
+    colours = sorted({c for _, c in groups}, key=natural_key)
     colour_of = colour_map(len(colours))
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.4), squeeze=False,
                              sharey=True)
@@ -385,7 +374,7 @@ def plot_vs(args, where):
         raise UserError("no run matches all of --where" if where else "the CSV has no runs")
 
     groups = vs_groups(rows, args, measures)
-    labels = sorted(groups, key=sort_key)
+    labels = sorted(groups, key=natural_key)
     colour_of = colour_map(len(labels))
     xs = sorted({x for g in groups.values() for x in g})
     single = len(measures) == 1

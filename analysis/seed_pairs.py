@@ -12,28 +12,13 @@ Gain in %: (B - A) / B * 100 with --lower-is-better (a loss: positive = A lower)
 (A - B) / B * 100. A seed with a NaN on either side is shown as "nan". Unknown columns or
 values, or a missing file, exit with status 2 and one line on stderr."""
 import argparse
-import csv
 import math
+import os
 import sys
 
-
-class UserError(Exception):
-    """A mistake in the command line or its input: one line on stderr, exit status 2."""
-
-
-def read_rows(path):
-    try:
-        with open(path, newline="") as f:
-            return list(csv.DictReader(f))
-    except OSError as e:
-        raise UserError(f"{path}: {e.strerror}") from e
-
-
-def natural(value):
-    try:
-        return (0, float(value), "")
-    except ValueError:
-        return (1, 0.0, value)
+sys.dont_write_bytecode = True  # importing cli_input.py must not litter the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cli_input import UserError, check_columns, natural_key, read_rows  # noqa: E402
 
 
 def main(argv):
@@ -46,11 +31,12 @@ def main(argv):
     ap.add_argument("--lower-is-better", action="store_true")
     ap.add_argument("--seed-key", default="seed")
     args = ap.parse_args(argv)
-    rows = read_rows(args.csv)
+    rows, columns = read_rows(args.csv)
     keys = args.rows.split(",")
-    for column in keys + [args.key, args.value, args.seed_key]:
-        if rows and column not in rows[0]:
-            raise UserError(f"{args.csv}: no column '{column}'")
+    check_columns(args.csv, columns, "--rows", keys)
+    check_columns(args.csv, columns, "--key", [args.key])
+    check_columns(args.csv, columns, "--value", [args.value])
+    check_columns(args.csv, columns, "--seed-key", [args.seed_key])
     pairs = [p.split(":") for p in args.pairs.split(",")]
     if any(len(p) != 2 for p in pairs):
         raise UserError(f"--pairs: expected A:B[,A:B...], got '{args.pairs}'")
@@ -74,11 +60,11 @@ def main(argv):
 
     print("| " + " | ".join(keys + [f"{a} vs {b}" for a, b in pairs]) + " |")
     print("|" + "---|" * (len(keys) + len(pairs)))
-    for group in sorted(table, key=lambda g: [natural(v) for v in g]):
+    for group in sorted(table, key=lambda g: [natural_key(v) for v in g]):
         cells = []
         for a, b in pairs:
             va, vb = table[group].get(a, {}), table[group].get(b, {})
-            seeds = sorted(set(va) & set(vb), key=natural)
+            seeds = sorted(set(va) & set(vb), key=natural_key)
             cells.append(" / ".join(gain(va[s], vb[s]) for s in seeds) + "%" if seeds else "–")
         print("| " + " | ".join(list(group) + cells) + " |")
     print()
