@@ -31,6 +31,10 @@ for m in "${models[@]}"; do
     --columns epoch_train_loss,epoch_train_loss_2nd_half,epoch_test_acc,herding_bound_mean,order_bytes,wall_s \
     --markdown | tee "docs/ordering-$m-table.md"
   "$dtsim" analyze "$out" --by nodes,data.order.kind,seed --csv "docs/ordering-$m.csv" > /dev/null
+  # Per-seed paired reductions of the second-half loss (the page's paired-seed table).
+  "$python" analysis/seed_pairs.py "docs/ordering-$m.csv" --rows nodes --key data.order.kind \
+    --pairs cd-grab:random,id-grab:random,cd-grab:id-grab --value epoch_train_loss_2nd_half \
+    --lower-is-better > "docs/ordering-$m-seed-pairs.md"
   for y in train_loss herding_bound test_accuracy; do
     "$python" analysis/plot.py "$out" --table epochs --x epoch --y "$y" --panel nodes \
       --colour data.order.kind -o "docs/img/ordering-$m-$y" \
@@ -51,7 +55,9 @@ if [ "$which" = lenet-lr ] || [ "$which" = all ]; then
 fi
 if [ "$which" = tuned ] || [ "$which" = all ]; then
   out=runs/ordering-tuned
-  "$dtsim" sweep scenarios/sweeps/ordering-tuned.yaml --jobs "$jobs" --resume
+  # -o as well as the file's output: so that binaries from before output: resolved against
+  # the sweep file (the study keeps one build throughout) write to the same folder.
+  "$dtsim" sweep scenarios/sweeps/ordering-tuned.yaml -o "$out" --jobs "$jobs" --resume
   "$dtsim" report "$out" -o docs/ordering-tuned-report.md --by label --vs nodes
   evaluation=$(find "$out" -maxdepth 1 -name '*.h5' | sort)
   # shellcheck disable=SC2086
@@ -65,10 +71,17 @@ if [ "$which" = tuned ] || [ "$which" = all ]; then
   } > docs/ordering-tuned-table.md
   # shellcheck disable=SC2086
   "$dtsim" analyze $evaluation --by nodes,label,seed --csv docs/ordering-tuned.csv > /dev/null
+  "$python" analysis/seed_pairs.py docs/ordering-tuned.csv --rows nodes --key label \
+    --pairs CD-GraB:D-RR,ID-GraB:D-RR,CD-GraB:ID-GraB --value epoch_train_loss_2nd_half \
+    --lower-is-better > docs/ordering-tuned-seed-pairs.md
+  for measure in epoch_train_loss_2nd_half epoch_test_acc; do
+    "$python" analysis/plot.py docs/ordering-tuned.csv --vs nodes --measure "$measure" \
+      --colour label -o "docs/img/ordering-tuned-$measure-vs-nodes"
+  done
 fi
 if [ "$which" = coordinator ] || [ "$which" = all ]; then
   out=runs/ordering-coordinator
-  "$dtsim" sweep scenarios/sweeps/ordering-coordinator.yaml --jobs "$jobs" --resume
+  "$dtsim" sweep scenarios/sweeps/ordering-coordinator.yaml -o "$out" --jobs "$jobs" --resume
   "$dtsim" analyze "$out" --by nodes,system.network.bandwidth_Bps,data.order.coordinator \
     --columns sim_s,epoch_train_loss,order_bytes --markdown | tee docs/ordering-coordinator-table.md
 fi
