@@ -59,6 +59,11 @@ Prints a topology's size, degrees, diameter, spectral gap and smallest eigenvalu
   --set key=value       a topology key (mixing=uniform, p=0.2, file=edges.txt, ...); the
                         scenario's dotted form topology.key=value is accepted too
 )"},
+      {"schema", R"(usage: dtsim schema [scenario|sweep]
+Prints the JSON Schema (draft 2020-12) of scenario files (default) or sweep files, derived
+from the reads that validate them: every key with its type, default, range, allowed names
+and the components it applies to. For editors: see docs/scenarios.md, "Editor support".
+)"},
       {"list", R"(usage: dtsim list
 Lists the registered algorithms, topologies, models, partitions, compressors, example
 orders and compute-time distributions with one line each.

@@ -16,5 +16,6 @@ int topology_command(const std::vector<std::string>& args);
 int analyze_command(const std::vector<std::string>& args);
 int sweep_command(const std::vector<std::string>& args);
 int report_command(const std::vector<std::string>& args);
+int schema_command(const std::vector<std::string>& args);
 
 } // namespace dtsim::cli

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// dtsim command line: run | validate | list | topology.
+// dtsim command line: the subcommands of kUsage.
 #include "apps/command_help.hpp"
 #include "apps/commands.hpp"
 #include "sim/core/build_info.hpp"
@@ -20,6 +20,7 @@ usage:
   dtsim sweep SWEEP.yaml [-o DIR] [--jobs N] [--resume] [--shard K/N] [--dry-run]
   dtsim validate SCENARIO.yaml... [--set key=value]...
   dtsim list
+  dtsim schema [scenario|sweep]
   dtsim topology KIND --nodes N [--set key=value]...
   dtsim analyze TRACE.h5... | DIR [--by key,...] [--csv OUT] [--markdown] [--target ACC]
                 [--columns c1,c2,...] [--baseline key=value,...]
@@ -70,6 +71,8 @@ int main(int argc, char** argv) {
       return dtsim::cli::analyze_command(args);
     if (command == "report")
       return dtsim::cli::report_command(args);
+    if (command == "schema")
+      return dtsim::cli::schema_command(args);
     std::cerr << "dtsim: unknown command '" << command << "'\n" << kUsage;
     return 2;
   } catch (const dtsim::ConfigError& e) {

@@ -3,6 +3,7 @@
 #include "sim/core/params.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/core/key_log.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -188,11 +189,19 @@ double Params::parse_number(std::string_view key, const ParamNode& n, Range r) c
   return x;
 }
 
+void Params::note(std::string_view key, KeyType type, std::optional<std::string> def,
+                  Range r) const {
+  if (KeyLog::active())
+    KeyLog::note({key_path(key), type, std::move(def), r, {}, {}});
+}
+
 double Params::number(std::string_view key, double def, Range r) const {
+  note(key, KeyType::number, format_number(def), r);
   return parse_number(key, *lookup_or_default(key, format_number(def)), r);
 }
 
 double Params::number(std::string_view key, Range r) const {
+  note(key, KeyType::number, std::nullopt, r);
   const ParamNode* n = lookup(key);
   if (!n)
     fail(key, "required key is missing (expected a number " + r.describe() + ")");
@@ -200,6 +209,11 @@ double Params::number(std::string_view key, Range r) const {
 }
 
 std::int64_t Params::integer(std::string_view key, std::int64_t def, Range r) const {
+  note(key, KeyType::integer, std::to_string(def), r);
+  return integer_value(key, def, r);
+}
+
+std::int64_t Params::integer_value(std::string_view key, std::int64_t def, Range r) const {
   const ParamNode* n = lookup_or_default(key, std::to_string(def));
   const double x = parse_number(key, *n, r);
   if (x != std::floor(x) || std::fabs(x) > 9.0e15)
@@ -208,12 +222,14 @@ std::int64_t Params::integer(std::string_view key, std::int64_t def, Range r) co
 }
 
 std::int64_t Params::integer(std::string_view key, Range r) const {
+  note(key, KeyType::integer, std::nullopt, r);
   if (!has(key))
     fail(key, "required key is missing (expected an integer " + r.describe() + ")");
-  return integer(key, 0, r);
+  return integer_value(key, 0, r);
 }
 
 bool Params::flag(std::string_view key, bool def) const {
+  note(key, KeyType::flag, def ? "true" : "false");
   const ParamNode* n = lookup_or_default(key, def ? "true" : "false");
   if (n->kind == ParamNode::Kind::Scalar) {
     const std::string& s = n->scalar;
@@ -226,6 +242,11 @@ bool Params::flag(std::string_view key, bool def) const {
 }
 
 std::string Params::text(std::string_view key, const std::string& def) const {
+  note(key, KeyType::text, def);
+  return scalar_text(key, def);
+}
+
+std::string Params::scalar_text(std::string_view key, const std::string& def) const {
   const ParamNode* n = lookup_or_default(key, def);
   if (n->kind != ParamNode::Kind::Scalar)
     fail(key, "expected a string, got " + describe_node(*n));
@@ -233,13 +254,19 @@ std::string Params::text(std::string_view key, const std::string& def) const {
 }
 
 std::string Params::text(std::string_view key) const {
+  note(key, KeyType::text, std::nullopt);
   if (!has(key))
     fail(key, "required key is missing (expected a string)");
-  return text(key, "");
+  return scalar_text(key, "");
 }
 
 std::string Params::file_path(std::string_view key, const std::string& def) const {
-  const std::string value = text(key, def);
+  note(key, KeyType::file, def);
+  return resolve_path(key, def);
+}
+
+std::string Params::resolve_path(std::string_view key, const std::string& def) const {
+  const std::string value = scalar_text(key, def);
   const ParamNode* n = lookup(key);
   const std::filesystem::path p(value);
   if (value.empty() || p.is_absolute() || !n || n->line <= 0 || file_.empty())
@@ -248,14 +275,17 @@ std::string Params::file_path(std::string_view key, const std::string& def) cons
 }
 
 std::string Params::file_path(std::string_view key) const {
+  note(key, KeyType::file, std::nullopt);
   if (!has(key))
     fail(key, "required key is missing (expected a file name)");
-  return file_path(key, "");
+  return resolve_path(key, "");
 }
 
 std::string Params::choice(std::string_view key, const std::string& def,
                            const std::vector<std::string>& allowed) const {
-  const std::string v = text(key, def);
+  const std::string v = scalar_text(key, def);
+  if (KeyLog::active())
+    KeyLog::note({key_path(key), KeyType::choice, def, {}, allowed, v});
   if (std::find(allowed.begin(), allowed.end(), v) != allowed.end())
     return v;
   const std::string guess = closest_name(v, allowed);
@@ -265,6 +295,10 @@ std::string Params::choice(std::string_view key, const std::string& def,
 
 std::vector<double> Params::numbers(std::string_view key, const std::vector<double>& def,
                                     Range r) const {
+  std::string written;
+  for (double x : def)
+    written += (written.empty() ? "" : ", ") + format_number(x);
+  note(key, KeyType::numbers, "[" + written + "]", r);
   const ParamNode* n = lookup(key);
   if (!n) {
     ParamNode list;
@@ -290,6 +324,7 @@ std::vector<double> Params::numbers(std::string_view key, const std::vector<doub
 }
 
 Params Params::child(std::string_view key) const {
+  note(key, KeyType::map, std::nullopt);
   ParamNode* n = node_->find(std::string(key));
   if (!n) {
     node_->fields.emplace_back(std::string(key), ParamNode::make_map());
@@ -303,6 +338,7 @@ Params Params::child(std::string_view key) const {
 }
 
 std::vector<Params> Params::maps(std::string_view key) const {
+  note(key, KeyType::maps, std::nullopt);
   ParamNode* n = lookup(key);
   if (!n)
     return {};

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,9 @@ struct Range {
   bool contains(double x) const;
   std::string describe() const;
 };
+
+// What a key holds, as `dtsim schema` describes it (see key_log.hpp).
+enum class KeyType { number, integer, flag, text, file, choice, numbers, map, maps };
 
 // A view onto one map of a configuration tree, e.g. the `algorithm:` section.
 // Reading a key marks it used and, when absent, writes the default into the tree, so that
@@ -83,6 +87,12 @@ private:
   ParamNode* lookup_or_default(std::string_view key, const std::string& def) const;
   std::string key_path(std::string_view key) const;
   double parse_number(std::string_view key, const ParamNode& n, Range r) const;
+  // The reads behind the public accessors, which log each key once (see key_log.hpp).
+  std::int64_t integer_value(std::string_view key, std::int64_t def, Range r) const;
+  std::string scalar_text(std::string_view key, const std::string& def) const;
+  std::string resolve_path(std::string_view key, const std::string& def) const;
+  void note(std::string_view key, KeyType type, std::optional<std::string> def,
+            Range r = {}) const;
 
   std::shared_ptr<ParamNode> root_;
   ParamNode* node_;

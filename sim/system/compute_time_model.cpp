@@ -10,9 +10,20 @@
 
 namespace dtsim {
 
+std::vector<std::pair<std::string, std::string>> compute_distributions() {
+  return {{"constant", "every minibatch takes mean_s"},
+          {"normal", "mean_s * (1 + sigma * N(0,1)), truncated at 1% of mean_s"},
+          {"lognormal", "log-normal with mean mean_s and log-std sigma"},
+          {"exponential", "exponential with mean mean_s"},
+          {"gamma", "gamma with shape k and mean mean_s"},
+          {"trace", "per-node minibatch times replayed from a file (compute.file)"}};
+}
+
 ComputeTimeModel::ComputeTimeModel(const Params& p, int nodes, std::uint64_t seed) {
-  const std::string dist = p.choice(
-      "dist", "constant", {"constant", "normal", "lognormal", "exponential", "gamma", "trace"});
+  std::vector<std::string> names;
+  for (const auto& [name, help] : compute_distributions())
+    names.push_back(name);
+  const std::string dist = p.choice("dist", "constant", names);
   if (dist != "trace")
     mean_s_ = p.number("mean_s", 0.05, Range::positive());
   if (dist == "trace") {

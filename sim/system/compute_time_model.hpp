@@ -8,9 +8,13 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dtsim {
+
+// The values of system.compute.dist, each with one line of help (dtsim list, dtsim schema).
+std::vector<std::pair<std::string, std::string>> compute_distributions();
 
 // Per-node compute time = base draw x node speed factor x straggler slowdown, stretched by
 // the node's outage windows.
