@@ -8,12 +8,14 @@
 #include "sim/core/text_rows.hpp"
 #include "topologies/davis_southern_women.hpp"
 #include "topologies/mixing.hpp"
+#include "topologies/mixing_file.hpp"
 
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/connected_components.hpp>
 #include <cmath>
 #include <cstddef>
+#include <optional>
 
 namespace dtsim {
 namespace {
@@ -262,7 +264,16 @@ std::string section_where(const Params& p) {
 Topology make_topology(const Params& topology, int nodes, std::uint64_t seed) {
   const GraphKinds& kinds = graph_kinds();
   const std::string kind = topology.choice("kind", "ring", kinds.names());
-  const std::string mixing = topology.choice("mixing", "metropolis", {"metropolis", "uniform"});
+  // mixing: metropolis | uniform, or {kind: metropolis | uniform | file, path: W.csv}.
+  std::string mixing;
+  std::optional<Params> mixing_map;
+  if (const ParamNode* m = topology.node().find("mixing"); m && m->kind == ParamNode::Kind::Map) {
+    mixing_map = topology.child("mixing");
+    mixing = mixing_map->choice("kind", "metropolis", {"metropolis", "uniform", "file"});
+  } else {
+    mixing = topology.choice("mixing", "metropolis", {"metropolis", "uniform"});
+  }
+  const std::string mixing_file = mixing == "file" ? mixing_map->file_path("path") : "";
   if (nodes < 1 || nodes > kMaxNodes)
     throw ConfigError(section_where(topology) + ": expected nodes in [1, " +
                       std::to_string(kMaxNodes) + "], got " + std::to_string(nodes));
@@ -286,7 +297,11 @@ Topology make_topology(const Params& topology, int nodes, std::uint64_t seed) {
   std::vector<std::vector<int>> nb = to_neighbors(nodes, edges);
 
   MixingWeights w;
-  if (mixing == "uniform") {
+  if (mixing == "file") {
+    const auto fail = [&](const std::string& m) { mixing_map->fail("path", m); };
+    w = mixing_from_matrix(read_square_matrix(mixing_file, "mixing weights", fail), nb,
+                           [&](const std::string& m) { fail(mixing_file + ": " + m); });
+  } else if (mixing == "uniform") {
     if (!is_regular(nb)) {
       const auto [lo, hi] = std::minmax_element(
           nb.begin(), nb.end(), [](const auto& a, const auto& b) { return a.size() < b.size(); });

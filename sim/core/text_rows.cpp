@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 
@@ -27,6 +28,32 @@ std::optional<std::vector<TextRow>> read_text_rows(const std::string& path) {
     if (!row.fields.empty())
       rows.push_back(std::move(row));
   }
+  return rows;
+}
+
+std::vector<std::vector<double>>
+read_square_matrix(const std::string& path, const std::string& what,
+                   const std::function<void(const std::string& message)>& fail) {
+  const auto text = read_text_rows(path);
+  if (!text)
+    fail("cannot open " + path);
+  std::vector<std::vector<double>> rows;
+  for (const TextRow& r : *text) {
+    std::vector<double> row;
+    for (const std::string& cell : r.fields) {
+      const auto x = parse_number(cell);
+      if (!x || !std::isfinite(*x) || *x < 0)
+        fail(path + ":" + std::to_string(r.line) + ": expected " + what + " >= 0, got '" + cell +
+             "'");
+      row.push_back(*x);
+    }
+    rows.push_back(std::move(row));
+  }
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    if (rows[r].size() != rows.size())
+      fail(path + ":" + std::to_string((*text)[r].line) + ": row " + std::to_string(r + 1) +
+           " has " + std::to_string(rows[r].size()) + " entries, expected " +
+           std::to_string(rows.size()) + " (a square matrix)");
   return rows;
 }
 

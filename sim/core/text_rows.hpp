@@ -3,6 +3,7 @@
 // line, fields separated by commas, spaces or tabs, '#' to the end of a line a comment.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,14 @@ struct TextRow {
 
 // The non-blank rows of `path` in file order; nullopt when it cannot be opened.
 std::optional<std::vector<TextRow>> read_text_rows(const std::string& path);
+
+// A square matrix of finite numbers >= 0, one row per line (latency and mixing matrices):
+// `what` names the entries in messages ("latencies in seconds"). Calls `fail` (which must
+// throw) with one line naming the file and line: cannot open, a bad entry, a row of another
+// length than the matrix has rows.
+std::vector<std::vector<double>>
+read_square_matrix(const std::string& path, const std::string& what,
+                   const std::function<void(const std::string& message)>& fail);
 
 // The whole field as a number (strtod syntax, so also inf and nan: callers check ranges) or
 // as a decimal integer; nullopt when it is not one or something is left over.

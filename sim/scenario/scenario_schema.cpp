@@ -9,8 +9,6 @@
 #include "sim/scenario/run_plan.hpp"
 #include "sim/scenario/sweep_plan.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -19,6 +17,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 namespace dtsim {
@@ -65,6 +64,7 @@ const std::vector<std::vector<std::string>> kOptionalKeyProbes = {
     {"system.network.latency_matrix=latency.csv"},
     {"topology.kind=torus", "topology.rows=4"},
     {"topology.kind=torus", "topology.cols=4"},
+    {"topology.mixing={kind: file, path: W.csv}"},
 };
 
 // Bounds the exploration; the built-in components need about a hundred probes.
@@ -130,8 +130,9 @@ struct KeyFacts {
   Range range;
   bool range_set = false;
   std::vector<std::string> choices;
-  std::set<std::size_t> valid_probes; // indices of valid probes that read it
+  std::set<std::size_t> valid_probes;      // indices of valid probes that read it
   bool default_follows_other_keys = false; // the shadow probes saw other defaults
+  bool also_map = false; // a shorthand value or a map (mixing: metropolis | {kind: file, ...})
 };
 
 // How specific a type is, for keys read two ways (choice() reads like text()).
@@ -254,6 +255,10 @@ private:
       if (order)
         order->push_back(r.path);
       f.type = r.type;
+    } else if ((r.type == KeyType::map) != (f.type == KeyType::map)) {
+      f.also_map = true;
+      if (f.type == KeyType::map)
+        f.type = r.type; // the shorthand's type; the map form is added in key_schema
     } else if (rank(r.type) > rank(f.type)) {
       f.type = r.type;
     }
@@ -379,8 +384,8 @@ private:
     case KeyType::integer: {
       s = {{"type", f.type == KeyType::number ? "number" : "integer"}};
       add_bounds(s, f.range);
-      what = std::string(f.type == KeyType::number ? "a number" : "an integer") +
-             bounds_text(f.range);
+      what =
+          std::string(f.type == KeyType::number ? "a number" : "an integer") + bounds_text(f.range);
       break;
     }
     case KeyType::numbers: {
@@ -417,8 +422,8 @@ private:
     if (f.type != KeyType::map && f.type != KeyType::maps) {
       const std::string stem = std::filesystem::path(kProbeFile).stem().string();
       if (f.defaults.size() == 1 && f.defaults.front().find(stem) != std::string::npos)
-        what += std::string(what.empty() ? "" : ". ") + "Default " + f.defaults.front() +
-                ", " + stem + " being the scenario file's name without .yaml";
+        what += std::string(what.empty() ? "" : ". ") + "Default " + f.defaults.front() + ", " +
+                stem + " being the scenario file's name without .yaml";
       else if (f.defaults.size() == 1 && !f.default_follows_other_keys)
         s["default"] = typed_default(f.type, f.defaults.front());
       else if (f.default_follows_other_keys)
@@ -432,6 +437,8 @@ private:
                 all + ")";
       }
     }
+    if (f.also_map)
+      s = {{"anyOf", {s, object_schema(key)}}};
     const std::string when = condition(key);
     if (!when.empty())
       what += std::string(what.empty() ? "" : ". ") + "Used when" + when.substr(9);
@@ -526,15 +533,15 @@ std::string sweep_schema_json() {
                    {"type", "object"},
                    {"properties", grid},
                    {"additionalProperties", false}};
-  props["points"] = {
-      {"description", "explicit points (maps of dotted keys to values), crossed with the grid; "
+  props["points"] = {{"description",
+                      "explicit points (maps of dotted keys to values), crossed with the grid; "
                       "or {from: SWEEP.yaml} for that file's points"},
-      {"anyOf",
-       {{{"type", "array"}, {"items", settings}},
-        {{"type", "object"},
-         {"properties", {{"from", {{"type", "string"}}}}},
-         {"required", {"from"}},
-         {"additionalProperties", false}}}}};
+                     {"anyOf",
+                      {{{"type", "array"}, {"items", settings}},
+                       {{"type", "object"},
+                        {"properties", {{"from", {{"type", "string"}}}}},
+                        {"required", {"from"}},
+                        {"additionalProperties", false}}}}};
   props["set"] = settings;
   props["set"]["description"] = "overrides every point carries, outside its name";
   props["labels"] = {{"description", "name fragment for a dotted key (default: its last part)"},

@@ -27,32 +27,14 @@ NetworkModel::NetworkModel(const Params& p, int endpoints, std::uint64_t seed, i
 
 void NetworkModel::read_latency_matrix(const Params& p) {
   const std::string path = p.file_path("latency_matrix");
-  const auto text = read_text_rows(path);
-  if (!text)
-    p.fail("latency_matrix", "cannot open latency matrix " + path);
-  std::vector<std::vector<double>> rows;
-  for (const TextRow& r : *text) {
-    std::vector<double> row;
-    for (const std::string& cell : r.fields) {
-      const auto x = parse_number(cell);
-      if (!x || !std::isfinite(*x) || *x < 0)
-        p.fail("latency_matrix", path + ":" + std::to_string(r.line) +
-                                     ": expected latencies in seconds >= 0, got '" + cell + "'");
-      row.push_back(*x);
-    }
-    rows.push_back(std::move(row));
-  }
+  const auto rows = read_square_matrix(path, "latencies in seconds",
+                                       [&](const std::string& m) { p.fail("latency_matrix", m); });
   const int nodes = endpoints_ - 1; // the last endpoint is the server
   const auto size = static_cast<int>(rows.size());
   if (size != nodes && size != endpoints_)
     p.fail("latency_matrix", path + ": expected " + std::to_string(nodes) + " rows (one per " +
                                  "node) or " + std::to_string(endpoints_) + " (server last), got " +
                                  std::to_string(size));
-  for (int r = 0; r < size; ++r)
-    if (static_cast<int>(rows[static_cast<std::size_t>(r)].size()) != size)
-      p.fail("latency_matrix", path + ": row " + std::to_string(r + 1) + " has " +
-                                   std::to_string(rows[static_cast<std::size_t>(r)].size()) +
-                                   " entries, expected " + std::to_string(size));
   matrix_size_ = size;
   for (const auto& row : rows)
     matrix_.insert(matrix_.end(), row.begin(), row.end());

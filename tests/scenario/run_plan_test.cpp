@@ -4,6 +4,8 @@
 #include "sim/scenario/run_plan.hpp"
 
 #include <doctest/doctest.h>
+#include <filesystem>
+#include <fstream>
 
 using namespace dtsim;
 
@@ -91,5 +93,38 @@ TEST_SUITE("scenario") {
     const std::string e = error_of(kBase, {"nodes=4000", "model={kind: mlp, hidden: [4096, 4096]}",
                                            "topology.kind=complete", "data.synthetic.train=8000"});
     CHECK(e.find("limit is 16 GiB") != std::string::npos);
+  }
+
+  TEST_CASE("plan_run: a user's mixing matrix from a file replaces the built-in weights") {
+    const auto dir = std::filesystem::temp_directory_path() / "dtsim-mixing-file-test";
+    std::filesystem::create_directories(dir);
+    // Metropolis weights of the 4-ring, written out: the plan must get the same W.
+    std::ofstream(dir / "W.csv") << "# ring of 4\n"
+                                    "0.3333333333333333 0.3333333333333333 0 0.3333333333333333\n"
+                                    "0.3333333333333333,0.3333333333333333,0.3333333333333333,0\n"
+                                    "0 0.3333333333333333 0.3333333333333333 0.3333333333333333\n"
+                                    "0.3333333333333333 0 0.3333333333333333 0.3333333333333333\n";
+    std::string with_file = kBase;
+    const std::string ring = "topology: {kind: ring}";
+    with_file.replace(with_file.find(ring), ring.size(),
+                      "topology: {kind: ring, mixing: {kind: file, path: W.csv}}");
+    std::ofstream(dir / "s.yaml") << with_file; // W.csv resolves against the scenario's folder
+    const RunPlan metropolis = plan_run_text(kBase, "t.yaml", {});
+    const RunPlan file = plan_run((dir / "s.yaml").string(), {});
+    CHECK(file.topology->mixing_matrix() == metropolis.topology->mixing_matrix());
+    CHECK(file.topology->spectral_gap() == metropolis.topology->spectral_gap());
+    CHECK(file.resolved_yaml.find("kind: file") != std::string::npos);
+
+    std::ofstream(dir / "bad.csv") << "0.5 0.5 0 0\n0.5 0.5 0 0\n0 0 0.5 0.5\n0 0 0.5 0.5\n";
+    const std::string bad =
+        error_of(kBase, {"topology.mixing={kind: file, path: " + (dir / "bad.csv").string() + "}"});
+    CHECK(bad.find("topology.mixing.path: ") != std::string::npos);
+    CHECK(bad.find("bad.csv: W(0,1) = 0.5 but 0 -- 1") == std::string::npos); // 0-1 is an edge
+    CHECK(bad.find("W(0,3) = 0 on the edge 0 -- 3") != std::string::npos);
+    CHECK(error_of(kBase, {"topology.mixing={kind: file, path: /nonexistent.csv}"})
+              .find("cannot open /nonexistent.csv") != std::string::npos);
+    CHECK(error_of(kBase, {"topology.mixing={kind: file}"}).find("required key is missing") !=
+          std::string::npos);
+    std::filesystem::remove_all(dir);
   }
 }
