@@ -2,6 +2,7 @@
 // Builds the train/test data a scenario names (the `data:` section's dataset keys).
 #include "data/load_dataset.hpp"
 
+#include "data/arrays_dataset.hpp"
 #include "data/cifar.hpp"
 #include "data/fashion_mnist.hpp"
 #include "data/synthetic.hpp"
@@ -46,8 +47,10 @@ Dataset take_subset(const Params& data, const char* key, std::int64_t k, const D
 } // namespace
 
 std::shared_ptr<const DataSplit> load_dataset(const Params& data, std::uint64_t seed) {
-  const std::string kind = data.choice("dataset", "fashion-mnist",
-                                       {"fashion-mnist", "synthetic", "cifar10", "cifar100"});
+  std::vector<std::string> kinds;
+  for (const auto& [name, help] : dataset_kinds())
+    kinds.push_back(name);
+  const std::string kind = data.choice("dataset", "fashion-mnist", kinds);
   const auto train_samples = data.integer("train_samples", 0, Range::non_negative());
   const auto test_samples = data.integer("test_samples", 0, Range::non_negative());
 
@@ -96,6 +99,8 @@ std::shared_ptr<const DataSplit> load_dataset(const Params& data, std::uint64_t 
       const bool fine = data.choice("labels", "fine", {"fine", "coarse"}) == "fine";
       s = load_cifar100(path, fine ? CifarLabels::Fine : CifarLabels::Coarse, data.where("path"));
     }
+  } else if (kind == "arrays") {
+    s = load_arrays(data.child("arrays"));
   } else {
     s = make_synthetic(data.child("synthetic"), seed);
   }
@@ -118,6 +123,8 @@ std::vector<std::pair<std::string, std::string>> dataset_kinds() {
                   "version's files in path:)"},
       {"cifar100", "CIFAR-100 32x32 colour images, 100 fine classes (labels: fine) or 20 coarse "
                    "(labels: coarse), 50000 train / 10000 test (binary version's files in path:)"},
+      {"arrays", "your own arrays from a .npz, an HDF5 file or a folder of .npy files "
+                 "(keys under arrays:), any feature and class count"},
   };
 }
 

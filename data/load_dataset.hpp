@@ -14,7 +14,7 @@
 namespace dtsim {
 
 // Keys of the `data:` section read here (every one has a default):
-//   dataset: fashion-mnist      # fashion-mnist | synthetic | cifar10 | cifar100
+//   dataset: fashion-mnist      # fashion-mnist | synthetic | cifar10 | cifar100 | arrays
 //   path: /usr/share/datasets/fashion-mnist   # fashion-mnist: directory of the four
 //                               #   IDX .gz files (Debian package dataset-fashion-mnist);
 //                               #   cifar10 / cifar100 (required): directory of the binary
@@ -32,12 +32,12 @@ namespace dtsim {
 //     separation: 3.0           # > 0; class means are separation * N(0, I) / sqrt(features),
 //                               #   noise is N(0, I); 3.0 lets a linear model reach about
 //                               #   87-98% test accuracy (93% on average over seeds)
+//   arrays:                     # arrays only: your own arrays (arrays_dataset.hpp)
 // The other keys of `data:` (partition, batch_size) belong to other components and are left
 // unread here.
 
-// Reads from `data`: dataset (fashion-mnist | synthetic | cifar10 | cifar100), path, labels
-// (cifar100), train_samples, test_samples
-// (0 = all) and, for synthetic, its generator keys. Subsets are the first examples of a
+// Reads from `data`: dataset, path, labels (cifar100), train_samples, test_samples (0 = all)
+// and, for synthetic and arrays, their sections. Subsets are the first examples of a
 // seeded shuffle. Throws ConfigError on bad keys or missing files (naming the Debian package).
 // The whole Fashion-MNIST set is shared, not copied: planning a run costs no 220 MB copy.
 std::shared_ptr<const DataSplit> load_dataset(const Params& data, std::uint64_t seed);

@@ -34,8 +34,9 @@ private:
   Kind kind_ = Kind::File;
 };
 
-// Turns off HDF5's automatic printing of its error stack to stderr (process-wide; sim/trace
-// is the only HDF5 user). Errors are reported through exceptions instead. Idempotent.
+// Turns off HDF5's automatic printing of its error stack to stderr (process-wide; dtsim's
+// HDF5 users are sim/trace and data/array_file). Errors are reported through exceptions
+// instead. Idempotent.
 void hdf5_silence_errors();
 
 // Debian's libhdf5 is built without thread safety: every HDF5 call in dtsim runs under this

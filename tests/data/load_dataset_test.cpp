@@ -180,11 +180,12 @@ TEST_SUITE("data") {
 
   TEST_CASE("load_dataset: the dataset kinds are listed with help") {
     const auto kinds = dataset_kinds();
-    REQUIRE(kinds.size() == 4);
+    REQUIRE(kinds.size() == 5);
     CHECK(kinds[0].first == "fashion-mnist");
     CHECK(kinds[1].first == "synthetic");
     CHECK(kinds[2].first == "cifar10");
     CHECK(kinds[3].first == "cifar100");
+    CHECK(kinds[4].first == "arrays");
     for (const auto& [name, help] : kinds)
       CHECK_FALSE(help.empty());
   }
