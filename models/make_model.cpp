@@ -84,7 +84,12 @@ std::unique_ptr<Model> make_model(const Params& model, const std::vector<int>& i
     inputs *= d;
   }
 
-  const std::string kind = model.choice("kind", "mlp", {"softmax", "mlp", "lenet", "cnn", "none"});
+  std::vector<std::string> kinds;
+  for (const auto& [name, help] : model_kinds())
+    kinds.push_back(name);
+  const std::string kind = model.choice("kind", "mlp", kinds);
+  if (const auto* added = model_registry().find(kind))
+    return added->make(model, ModelSetup{input_shape, num_classes});
   if (kind == "none") // planned without a model (sim/scenario/run_plan.cpp)
     model.fail("kind", "kind none is a timing-only run and has no model to build");
   if (kind == "lenet" || kind == "cnn")
@@ -117,8 +122,13 @@ std::unique_ptr<Model> make_model(const Params& model, const std::vector<int>& i
   return std::make_unique<Mlp>(static_cast<int>(inputs), std::move(hidden), num_classes);
 }
 
+ModelRegistry& model_registry() {
+  static ModelRegistry registry;
+  return registry;
+}
+
 std::vector<std::pair<std::string, std::string>> model_kinds() {
-  return {
+  std::vector<std::pair<std::string, std::string>> kinds = {
       {"softmax", "multinomial logistic regression: one dense layer, softmax cross-entropy"},
       {"mlp", "multilayer perceptron with ReLU; hidden: layer widths (default [256, 128])"},
       {"lenet", "LeNet-5 CNN for image data: conv5x5 6, pool, conv5x5 16, pool, dense 120-84 "
@@ -128,6 +138,9 @@ std::vector<std::pair<std::string, std::string>> model_kinds() {
       {"none", "timing-only run: no model, data or gradients; messages stand for num_params "
                "floats (default 100000); data.train_samples sets the epoch (default 60000)"},
   };
+  for (const auto& e : model_registry().entries())
+    kinds.emplace_back(e.name, e.help);
+  return kinds;
 }
 
 } // namespace dtsim

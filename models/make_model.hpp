@@ -4,6 +4,7 @@
 
 #include "models/model.hpp"
 #include "sim/core/params.hpp"
+#include "sim/core/registry.hpp"
 
 #include <memory>
 #include <vector>
@@ -15,7 +16,20 @@ namespace dtsim {
 std::unique_ptr<Model> make_model(const Params& model, const std::vector<int>& input_shape,
                                   int num_classes);
 
-// Names and one-line help of the model kinds, for `dtsim list`.
+// What a model factory is given besides its keys: the per-example input layout ({features}
+// or {channels, height, width}) and the number of classes.
+struct ModelSetup {
+  std::vector<int> input_shape;
+  int num_classes = 0;
+};
+
+using ModelRegistry = Registry<std::unique_ptr<Model>, const ModelSetup&>;
+
+// Model kinds a program adds with model_registry().add(name, help, factory) before planning
+// runs (docs/extending.md); `model.kind` names them beside the built-ins. Process-wide.
+ModelRegistry& model_registry();
+
+// Names and one-line help of the model kinds (built-in, then added), for `dtsim list`.
 std::vector<std::pair<std::string, std::string>> model_kinds();
 
 } // namespace dtsim

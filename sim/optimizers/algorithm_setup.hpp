@@ -39,7 +39,9 @@ struct AlgorithmSetup {
 
 using AlgorithmRegistry = Registry<std::unique_ptr<Algorithm>, const AlgorithmSetup&>;
 
-// Every built-in algorithm, by the name used in `algorithm.name`.
-AlgorithmRegistry builtin_algorithms();
+// The algorithms `algorithm.name` may name: the built-ins, then any a program added with
+// algorithm_registry().add(name, help, factory) before planning runs (docs/extending.md).
+// Process-wide; not to be changed while runs are planned on other threads.
+AlgorithmRegistry& algorithm_registry();
 
 } // namespace dtsim

@@ -17,6 +17,8 @@
 
 namespace dtsim {
 
+namespace {
+
 AlgorithmRegistry builtin_algorithms() {
   AlgorithmRegistry r;
   r.add("dsgd", "D-PSGD: local (momentum) SGD step + gossip averaging; mode sync|async",
@@ -65,6 +67,13 @@ AlgorithmRegistry builtin_algorithms() {
   r.add("choco-sgd", "gossip on compressed differences with public estimates, step gamma",
         [](const Params& p, const AlgorithmSetup& s) { return std::make_unique<ChocoSgd>(p, s); });
   return r;
+}
+
+} // namespace
+
+AlgorithmRegistry& algorithm_registry() {
+  static AlgorithmRegistry registry = builtin_algorithms();
+  return registry;
 }
 
 } // namespace dtsim

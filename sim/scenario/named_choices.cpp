@@ -23,9 +23,9 @@ template <class R> std::vector<std::pair<std::string, std::string>> pairs_of(con
 } // namespace
 
 std::vector<NamedChoices> named_choices() {
-  return {{"algorithm.name", "algorithms", pairs_of(builtin_algorithms())},
-          {"algorithm.compressor.kind", "compressors", pairs_of(builtin_compressors())},
-          {"data.order.kind", "example orders", pairs_of(builtin_orders())},
+  return {{"algorithm.name", "algorithms", pairs_of(algorithm_registry())},
+          {"algorithm.compressor.kind", "compressors", pairs_of(compressor_registry())},
+          {"data.order.kind", "example orders", pairs_of(order_registry())},
           {"model.kind", "models", model_kinds()},
           {"topology.kind", "topologies", topology_kinds()},
           {"data.partition.kind", "partitions", partition_kinds()},

@@ -177,7 +177,7 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
     for (const auto& idx : plan.partition.node_indices)
       setup.node_samples.push_back(static_cast<std::int64_t>(idx.size()));
   }
-  plan.algorithm = builtin_algorithms().make(alg, "name", "dsgd", setup);
+  plan.algorithm = algorithm_registry().make(alg, "name", "dsgd", setup);
   // What tables and plots call this configuration (sweeps set it per point, e.g. "DSGDm-N
   // async" where two points share an algorithm name).
   plan.label = root.text("label", alg.text("name", "dsgd"));

@@ -204,7 +204,7 @@ TEST_SUITE("optimizers") {
     schedule.fields.emplace_back("decay_factor", ParamNode::make_scalar("0.5", 4));
     root->fields.emplace_back("lr_schedule", schedule);
     const Params p(root, "test.yaml");
-    auto alg = builtin_algorithms().make(p, "name", "dsgd", setup);
+    auto alg = algorithm_registry().make(p, "name", "dsgd", setup);
     auto same_gradient = [](int, std::span<const float> x, std::span<float> g) {
       g[0] = x[0] - 3.0f;
       g[1] = 0.5f * x[1] + 1.0f;

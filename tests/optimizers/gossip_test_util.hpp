@@ -36,7 +36,7 @@ make_algorithm(const std::string& name, const AlgorithmSetup& setup, const Keys&
   for (const auto& [k, v] : keys)
     root->fields.emplace_back(k, ParamNode::make_scalar(v, line++));
   const Params p(root, "test.yaml");
-  auto alg = builtin_algorithms().make(p, "name", "dsgd", setup);
+  auto alg = algorithm_registry().make(p, "name", "dsgd", setup);
   p.reject_unused();
   return alg;
 }

@@ -10,6 +10,8 @@
 
 namespace dtsim {
 
+namespace {
+
 CompressorRegistry builtin_compressors() {
   using Setup = const CompressorSetup&;
   CompressorRegistry r;
@@ -28,6 +30,13 @@ CompressorRegistry builtin_compressors() {
   r.add("lattice", "SwarmSGD's modular lattice quantizer, decoded against the receiver's model",
         [](const Params& p, Setup s) { return std::make_unique<LatticeQuantizer>(p, s); });
   return r;
+}
+
+} // namespace
+
+CompressorRegistry& compressor_registry() {
+  static CompressorRegistry registry = builtin_compressors();
+  return registry;
 }
 
 } // namespace dtsim

@@ -26,7 +26,7 @@ void fill_uniforms(Rng& rng, std::span<float> out) {
 
 std::unique_ptr<Compressor> make_compressor(const Params& p, const CompressorSetup& setup,
                                             const std::string& default_kind) {
-  std::unique_ptr<Compressor> c = builtin_compressors().make(p, "kind", default_kind, setup);
+  std::unique_ptr<Compressor> c = compressor_registry().make(p, "kind", default_kind, setup);
   if (!setup.allow_error_feedback) {
     if (p.has("error_feedback"))
       p.fail("error_feedback",

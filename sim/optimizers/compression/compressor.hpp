@@ -72,8 +72,9 @@ struct CompressorSetup {
 
 using CompressorRegistry = Registry<std::unique_ptr<Compressor>, const CompressorSetup&>;
 
-// Every compressor, by the name used in `compressor.kind`.
-CompressorRegistry builtin_compressors();
+// The compressors `compressor.kind` may name: the built-ins, then any added with
+// compressor_registry().add(...) before planning runs (process-wide, as algorithm_registry()).
+CompressorRegistry& compressor_registry();
 
 // Builds one compressor from the `compressor:` map (kind, its keys, error_feedback).
 std::unique_ptr<Compressor> make_compressor(const Params& p, const CompressorSetup& setup,

@@ -16,6 +16,8 @@ std::vector<std::uint32_t> initial_order(const OrderSetup& setup, int node) {
   return order;
 }
 
+namespace {
+
 OrderRegistry builtin_orders() {
   using Balance = LocalBalanceOrder::Balance;
   OrderRegistry r;
@@ -42,8 +44,15 @@ OrderRegistry builtin_orders() {
   return r;
 }
 
+} // namespace
+
+OrderRegistry& order_registry() {
+  static OrderRegistry registry = builtin_orders();
+  return registry;
+}
+
 std::unique_ptr<ExampleOrder> make_order(const Params& p, const OrderSetup& setup) {
-  std::unique_ptr<ExampleOrder> order = builtin_orders().make(p, "kind", "random", setup);
+  std::unique_ptr<ExampleOrder> order = order_registry().make(p, "kind", "random", setup);
   if (order->needs_per_example_grads() && !setup.model->supports_per_example_grads())
     p.fail("kind", "'" + p.text("kind") + "' balances per-example gradients, which model " +
                        setup.model->describe() +

@@ -31,8 +31,9 @@ using OrderRegistry = Registry<std::unique_ptr<ExampleOrder>, const OrderSetup&>
 // every orderer executes the same first epoch.
 std::vector<std::uint32_t> initial_order(const OrderSetup& setup, int node);
 
-// Every built-in orderer, by the name used in `data.order.kind`.
-OrderRegistry builtin_orders();
+// The orderers `data.order.kind` may name: the built-ins, then any added with
+// order_registry().add(...) before planning runs (process-wide, as algorithm_registry()).
+OrderRegistry& order_registry();
 
 // Builds the orderer of a `data.order:` section (kind default `random`). Throws ConfigError
 // for an unknown kind, a bad key, or an orderer that needs per-example gradients with a

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 // dtsim command line: the subcommands of kUsage.
+#include "apps/cli_main.hpp"
+
 #include "apps/command_help.hpp"
 #include "apps/commands.hpp"
 #include "sim/core/build_info.hpp"
@@ -33,7 +35,7 @@ exit codes: 0 ok, 1 runtime failure, 2 configuration error, 3 run diverged, 130 
 
 } // namespace
 
-int main(int argc, char** argv) {
+int dtsim::cli::main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
     std::cout << kUsage;
