@@ -8,11 +8,17 @@ namespace {
 thread_local KeyLog* active_log = nullptr;
 } // namespace
 
-KeyLog::Scope::Scope(KeyLog& log) : previous_(active_log) { active_log = &log; }
+KeyLog::Scope::Scope(KeyLog& log) : previous_(active_log) {
+  active_log = &log;
+}
 
-KeyLog::Scope::~Scope() { active_log = previous_; }
+KeyLog::Scope::~Scope() {
+  active_log = previous_;
+}
 
-bool KeyLog::active() { return active_log != nullptr; }
+bool KeyLog::active() {
+  return active_log != nullptr;
+}
 
 void KeyLog::note(KeyRead read) {
   if (!active_log)

@@ -91,8 +91,7 @@ private:
   std::int64_t integer_value(std::string_view key, std::int64_t def, Range r) const;
   std::string scalar_text(std::string_view key, const std::string& def) const;
   std::string resolve_path(std::string_view key, const std::string& def) const;
-  void note(std::string_view key, KeyType type, std::optional<std::string> def,
-            Range r = {}) const;
+  void note(std::string_view key, KeyType type, std::optional<std::string> def, Range r = {}) const;
 
   std::shared_ptr<ParamNode> root_;
   ParamNode* node_;

@@ -4,7 +4,6 @@
 #include "sim/core/key_log.hpp"
 
 #include <doctest/doctest.h>
-
 #include <memory>
 
 using namespace dtsim;

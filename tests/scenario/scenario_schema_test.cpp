@@ -33,8 +33,9 @@ TEST_SUITE("scenario") {
     const json& ratio = at(s, {"algorithm", "compressor", "ratio"});
     CHECK(ratio.at("exclusiveMinimum") == 0);
     CHECK(ratio.at("maximum") == 1);
-    CHECK(ratio.at("description").get<std::string>().find(
-              "Used when algorithm.compressor.kind is topk, randomk") != std::string::npos);
+    CHECK(ratio.at("description")
+              .get<std::string>()
+              .find("Used when algorithm.compressor.kind is topk, randomk") != std::string::npos);
 
     const json& name = at(s, {"algorithm", "name"});
     CHECK(name.at("enum").size() >= 15);
@@ -44,8 +45,8 @@ TEST_SUITE("scenario") {
     CHECK(at(s, {"algorithm", "lr_schedule", "warmup_epochs"}).at("type") == "number");
     CHECK(at(s, {"system", "compute", "failures"}).at("items").at("properties").contains("node"));
     // A bound that follows another key (a node index < nodes) is not stated as a constant.
-    const json& node = at(s, {"system", "compute", "failures"}).at("items").at("properties").at(
-        "node");
+    const json& node =
+        at(s, {"system", "compute", "failures"}).at("items").at("properties").at("node");
     CHECK_FALSE(node.contains("maximum"));
     // The default derived from the file name is described, not given as a literal.
     CHECK_FALSE(at(s, {"name"}).contains("default"));
