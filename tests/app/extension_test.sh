@@ -7,7 +7,7 @@ build="$1" source="$2" cxx="$3"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/prefix" > /dev/null
-cmake -S "$source/examples/extension" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
+cmake -S "$source/examples/extension" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$work/prefix" > "$work/configure.log" \
   || { cat "$work/configure.log"; exit 1; }
 cmake --build "$work/build" > "$work/build.log" || { cat "$work/build.log"; exit 1; }
