@@ -67,7 +67,8 @@ const std::vector<std::vector<std::string>> kOptionalKeyProbes = {
     {"topology.mixing={kind: file, path: W.csv}"},
 };
 
-// Bounds the exploration; the built-in components need about a hundred probes.
+// Bounds the exploration: one probe per name of each component-naming key, plus the
+// optional-key probes, is far below it.
 constexpr std::size_t kMaxProbes = 2000;
 
 struct Probe {
