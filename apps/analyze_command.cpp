@@ -31,6 +31,7 @@ struct AnalyzeArgs {
   std::string csv;
   std::vector<std::pair<std::string, std::string>> baseline; // --by key = value
   bool markdown = false;
+  bool quiet = false; // with --csv: the file only, no table on stdout
   double target = 0.8;
   double at_time_s = std::numeric_limits<double>::quiet_NaN(); // acc_at_time
 };
@@ -45,6 +46,8 @@ AnalyzeArgs parse(const std::vector<std::string>& args) {
       a.csv = c.value();
     } else if (arg == "--markdown") {
       a.markdown = true;
+    } else if (arg == "--quiet" || arg == "-q") {
+      a.quiet = true;
     } else if (arg == "--columns") {
       a.columns = split_commas(c.value());
     } else if (arg == "--baseline") {
@@ -70,6 +73,8 @@ AnalyzeArgs parse(const std::vector<std::string>& args) {
   }
   if (a.inputs.empty())
     throw ConfigError("analyze: expected trace files or folders, e.g. dtsim analyze runs/");
+  if (a.quiet && a.csv.empty())
+    throw ConfigError("analyze: --quiet prints nothing, so it needs --csv OUT.csv");
   const auto& known = analysis::run_columns();
   for (const std::string& c : a.columns)
     if (std::find(known.begin(), known.end(), c) == known.end()) {
@@ -108,6 +113,10 @@ int analyze_command(const std::vector<std::string>& args) {
   const std::vector<RunRow>& rows = collection.rows;
   if (rows.empty())
     throw ConfigError("analyze: no traces (*.h5) found in the given paths");
+  if (a.quiet) {
+    write_runs_csv(a.csv, a.by, rows);
+    return 0;
+  }
   for (const auto& [key, value] : a.baseline) {
     const auto k =
         static_cast<std::size_t>(std::find(a.by.begin(), a.by.end(), key) - a.by.begin());

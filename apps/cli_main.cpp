@@ -24,7 +24,7 @@ usage:
   dtsim list
   dtsim schema [scenario|sweep]
   dtsim topology KIND --nodes N [--set key=value]...
-  dtsim analyze TRACE.h5... | DIR [--by key,...] [--csv OUT] [--markdown] [--target ACC]
+  dtsim analyze TRACE.h5... | DIR [--by key,...] [--csv OUT [-q]] [--markdown] [--target ACC]
                 [--columns c1,c2,...] [--baseline key=value,...]
   dtsim report SWEEP_DIR [-o OUT.md] [--by label] [--vs nodes] [--target ACC]
   dtsim --version

@@ -42,6 +42,7 @@ Stability measures and run totals per trace, or per group of traces.
   --at-time SECONDS     simulated time for acc_at_time (test accuracy interpolated there)
   --markdown            a Markdown table
   --csv OUT.csv         also write one row per trace with every measure
+  -q, --quiet           with --csv: write the file only, print no table
 )"},
       {"report", R"(usage: dtsim report SWEEP_DIR [options]
 A Markdown report of a sweep with PNG figures: results with 95% CIs, curves, measures

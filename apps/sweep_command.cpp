@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -35,7 +36,17 @@ struct SweepArgs {
   bool dry_run = false;
   int shard_k = 1;
   int shard_n = 1;
+  std::atomic<bool>* interrupt = nullptr; // set: start no new point, stop the running ones
 };
+
+bool interrupted(const SweepArgs& a) {
+  return a.interrupt != nullptr && a.interrupt->load();
+}
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_sweep_signal(int) {
+  g_interrupted.store(true);
+}
 
 int parse_int(const std::string& flag, const std::string& v, int lo, int hi) {
   try {
@@ -122,18 +133,21 @@ std::vector<Outcome> run_points(const SweepPlan& plan, const std::vector<SweepPo
                                 const SweepArgs& a, const char* phase) {
   std::vector<Outcome> outcomes(points.size());
   std::vector<std::size_t> todo;
-  std::size_t stale = 0;
+  std::size_t stale = 0, unfinished = 0;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const std::string trace = plan.output_dir + "/" + points[i].name + ".h5";
     if (a.resume && std::filesystem::exists(trace)) {
       if (ran_this_point(plan, points[i], trace)) {
         outcomes[i] = outcome_of_trace(trace);
-        continue;
+        if (finished(outcomes[i]))
+          continue;
+        ++unfinished; // interrupted or failed: run it again
+      } else {
+        // Changed since it ran, and not validated with the others (it had a trace):
+        // validate it now, before anything runs.
+        plan_run(plan.base_scenario, points[i].overrides, PlanUse::check);
+        ++stale;
       }
-      // Changed since it ran, and not validated with the others (it had a trace): validate
-      // it now, before anything runs.
-      plan_run(plan.base_scenario, points[i].overrides, PlanUse::check);
-      ++stale;
     }
     std::filesystem::create_directories(std::filesystem::path(trace).parent_path());
     todo.push_back(i);
@@ -142,6 +156,8 @@ std::vector<Outcome> run_points(const SweepPlan& plan, const std::vector<SweepPo
                points.size() - todo.size());
   if (stale > 0)
     std::fprintf(stderr, " (%zu traces rerun: their settings changed)", stale);
+  if (unfinished > 0)
+    std::fprintf(stderr, " (%zu rerun: interrupted or failed)", unfinished);
   std::fprintf(stderr, "\n");
   const std::string index_dir =
       std::string(phase) == "tuning" ? plan.output_dir + "/tune" : plan.output_dir;
@@ -152,13 +168,13 @@ std::vector<Outcome> run_points(const SweepPlan& plan, const std::vector<SweepPo
   const auto start = std::chrono::steady_clock::now();
   auto run_point = [&](std::size_t i) {
     const SweepPoint& p = points[i];
-    const Outcome o = run_sweep_point(plan, p);
+    const Outcome o = run_sweep_point(plan, p, a.interrupt);
     const std::lock_guard lock(mutex);
     outcomes[i] = o;
     --running;
     ++done;
     diverged += o.status == "diverged";
-    failed += o.status != "completed" && o.status != "diverged";
+    failed += o.status != "completed" && o.status != "diverged" && o.status != "interrupted";
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const double eta =
@@ -175,7 +191,7 @@ std::vector<Outcome> run_points(const SweepPlan& plan, const std::vector<SweepPo
   tbb::task_group group;
   for (int j = 0; j < std::min<int>(a.jobs, static_cast<int>(todo.size())); ++j)
     group.run([&] {
-      for (std::size_t k; (k = next.fetch_add(1)) < todo.size();) {
+      for (std::size_t k; !interrupted(a) && (k = next.fetch_add(1)) < todo.size();) {
         {
           const std::lock_guard lock(mutex);
           ++running;
@@ -220,6 +236,8 @@ std::vector<SweepPoint> tune(const SweepPlan& plan, std::vector<SweepPoint> poin
     return points;
   }
   run_points(plan, runs, a, "tuning");
+  if (interrupted(a))
+    return {};
   const std::vector<TuningChoice> choices = choose_values(plan, groups);
   std::vector<SweepPoint> ready;
   for (SweepPoint& p : points) {
@@ -260,10 +278,25 @@ void check_tune(const SweepPlan& plan, const std::string& file) {
   tuning_groups(plan);
 }
 
+int report_interrupt(const SweepPlan& plan) {
+  std::fprintf(stderr,
+               "%s: interrupted; the finished points keep their traces, `--resume` runs the "
+               "rest (index %s/index.csv)\n",
+               plan.name.c_str(), plan.output_dir.c_str());
+  return 130;
+}
+
 } // namespace
 
 int sweep_command(const std::vector<std::string>& args) {
-  const SweepArgs a = parse(args);
+  std::signal(SIGINT, on_sweep_signal);
+  std::signal(SIGTERM, on_sweep_signal);
+  return sweep_command(args, &g_interrupted);
+}
+
+int sweep_command(const std::vector<std::string>& args, std::atomic<bool>* interrupt) {
+  SweepArgs a = parse(args);
+  a.interrupt = interrupt;
   SweepPlan plan = plan_sweep(a.file);
   if (!a.output.empty())
     plan.output_dir = a.output;
@@ -285,11 +318,15 @@ int sweep_command(const std::vector<std::string>& args) {
   }
   if (plan.tune)
     points = tune(plan, std::move(points), a);
+  if (interrupted(a))
+    return report_interrupt(plan);
   if (a.dry_run) {
     print_dry_run(points);
     return 0;
   }
   const std::vector<Outcome> outcomes = run_points(plan, points, a, "evaluation");
+  if (interrupted(a))
+    return report_interrupt(plan);
   const auto count = [&](auto pred) {
     return static_cast<std::size_t>(std::count_if(outcomes.begin(), outcomes.end(), pred));
   };

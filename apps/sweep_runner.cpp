@@ -32,10 +32,12 @@ std::string point_digest(const SweepPlan& plan, const SweepPoint& point) {
   return buf;
 }
 
-Outcome run_sweep_point(const SweepPlan& plan, const SweepPoint& point) {
+Outcome run_sweep_point(const SweepPlan& plan, const SweepPoint& point,
+                        std::atomic<bool>* interrupt) {
   Outcome o;
   try {
     RunPlan rp = plan_run(plan.base_scenario, point.overrides);
+    rp.engine.interrupt = interrupt;
     rp.trace_attributes.emplace_back("sweep_point", point_digest(plan, point));
     Hdf5TraceSink sink(plan.output_dir + "/" + point.name + ".h5",
                        rp.events == "full" ? EventLevel::Full : EventLevel::Summary);
@@ -45,6 +47,10 @@ Outcome run_sweep_point(const SweepPlan& plan, const SweepPoint& point) {
     o.status = std::string("error: ") + e.what();
   }
   return o;
+}
+
+bool finished(const Outcome& o) {
+  return o.status == "completed" || o.status == "diverged";
 }
 
 Outcome outcome_of_trace(const std::string& trace) {

@@ -5,6 +5,7 @@
 
 #include "sim/scenario/sweep_plan.hpp"
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,14 @@ struct Outcome {
 std::string point_digest(const SweepPlan& plan, const SweepPoint& point);
 
 // Runs one point to its trace <output_dir>/<name>.h5 (never throws: errors are outcomes).
-Outcome run_sweep_point(const SweepPlan& plan, const SweepPoint& point);
+// Setting *interrupt (when given) stops the run as SIGINT stops `dtsim run`: its trace is
+// closed with status `interrupted`, which --resume reruns.
+Outcome run_sweep_point(const SweepPlan& plan, const SweepPoint& point,
+                        std::atomic<bool>* interrupt = nullptr);
+
+// Whether a trace's run reached its end (completed or diverged: a result). An interrupted
+// or failed run is not done: --resume reruns it.
+bool finished(const Outcome& o);
 
 // The outcome recorded in an existing trace (for --resume).
 Outcome outcome_of_trace(const std::string& trace);

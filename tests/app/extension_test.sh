@@ -14,16 +14,34 @@ cmake --build "$work/build" > "$work/build.log" || { cat "$work/build.log"; exit
 exe="$work/build/my_dtsim"
 # (Outputs go to files: grep -q closing a pipe early would fail the writer under pipefail.)
 "$exe" list > "$work/list.txt"
-grep -q "^  random-push " "$work/list.txt" || { echo "random-push is not listed"; exit 1; }
+for name in random-push ternary tanh-mlp; do
+  grep -q "^  $name " "$work/list.txt" || { echo "$name is not listed"; cat "$work/list.txt"; exit 1; }
+done
 "$exe" schema > "$work/schema.json"
-grep -q '"random-push"' "$work/schema.json" || { echo "random-push is not in the schema"; exit 1; }
+for name in random-push ternary tanh-mlp; do
+  grep -q "\"$name\"" "$work/schema.json" || { echo "$name is not in the schema"; exit 1; }
+done
 "$exe" run "$source/examples/extension/scenario.yaml" -o "$work/run.h5" --quiet \
   --set stop.epochs=1 > "$work/run.log"
 grep -q "random-push: completed" "$work/run.log" || { cat "$work/run.log"; exit 1; }
+# The example compressor (in CHOCO-SGD) and model (on Fashion-MNIST) from YAML: each run
+# completes and learns (test accuracy above chance: 0.25 and 0.1).
+"$exe" run "$source/examples/extension/ternary.yaml" -o "$work/ternary.h5" --quiet \
+  --set stop.epochs=2 > "$work/ternary.log"
+grep -q "choco-ternary: completed" "$work/ternary.log" || { cat "$work/ternary.log"; exit 1; }
+"$exe" run "$source/examples/extension/tanh-mlp.yaml" -o "$work/tanh.h5" --quiet \
+  --set stop.epochs=1 --set data.train_samples=8000 > "$work/tanh.log"
+grep -q "tanh-mlp: completed" "$work/tanh.log" || { cat "$work/tanh.log"; exit 1; }
+for log in ternary tanh; do
+  acc=$(sed -n 's/.*final test accuracy (averaged model): \([0-9.]*\).*/\1/p' "$work/$log.log")
+  awk -v a="$acc" -v floor="$([ $log = ternary ] && echo 0.4 || echo 0.5)" \
+    'BEGIN { exit !(a > floor) }' || { echo "$log: accuracy $acc"; cat "$work/$log.log"; exit 1; }
+  echo "$log: final test accuracy $acc"
+done
 # The built-in algorithms are all still there, and bad keys are still refused by name.
 "$exe" validate "$source/scenarios/quickstart.yaml" > /dev/null
 if "$exe" validate "$source/examples/extension/scenario.yaml" --set algorithm.lrr=1 2> "$work/err"; then
   echo "a misspelled key of the example algorithm was accepted"; exit 1
 fi
 grep -q "algorithm.lrr: unknown key 'lrr' (did you mean 'lr'?)" "$work/err" || { cat "$work/err"; exit 1; }
-echo "extension example: installed, built, listed, ran"
+echo "extension example: installed, built, listed, ran (algorithm, compressor, model)"

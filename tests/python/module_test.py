@@ -1,0 +1,203 @@
+#!/usr/bin/python3
+"""The Python module end to end: runs from a dict and from a file with overrides, equal
+traces for equal inputs, the CLI's one-line errors as ConfigError, load() as DataFrames, a
+sweep and analyze(), and Ctrl-C (SIGINT) during a run and during a sweep: KeyboardInterrupt,
+a closed trace with status `interrupted`, other Python threads running meanwhile (the GIL
+is released), and a resumed sweep that completes every point exactly once.
+
+    module_test.py   (PYTHONPATH holds the built package: <build>/python)"""
+import csv
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+
+import dtsim
+
+TINY = {
+    "name": "py-tiny", "seed": 5, "nodes": 6,
+    "data": {"dataset": "synthetic", "synthetic": {"features": 12, "classes": 3, "train": 900,
+                                                   "test": 300},
+             "partition": {"kind": "dirichlet", "alpha": 0.5, "min_size": 20}, "batch_size": 16},
+    "model": {"kind": "mlp", "hidden": [16]},
+    "topology": {"kind": "ring"},
+    "algorithm": {"name": "dsgd", "mode": "async", "lr": 0.1, "momentum": 0.9},
+    "system": {"compute": {"dist": "exponential", "mean_s": 0.01},
+               "network": {"latency_s": 0.003}},
+    "stop": {"epochs": 2},
+    "eval": {"every_s": 0.02},
+}
+
+failures = []
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+        print(f"FAIL: {what}", file=sys.stderr)
+
+
+def tiny_yaml(path, **changes):
+    import yaml
+    doc = {**TINY, **changes}
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def test_runs(tmp):
+    a = dtsim.run(TINY, output=tmp / "a.h5")
+    b = dtsim.run(TINY, output=tmp / "b.h5", threads=1)
+    ta, tb = dtsim.load(a), dtsim.load(b)
+    check(ta.status == "completed", f"dict run: status {ta.status}")
+    check(len(ta.metrics) > 5 and "test_accuracy" in ta.metrics, "metrics table")
+    check(len(ta.nodes) == 6 and "idle_s" in ta.nodes, f"nodes table: {len(ta.nodes)} rows")
+    check(ta.scenario["nodes"] == 6 and ta.scenario["algorithm"]["name"] == "dsgd",
+          "scenario dict")
+    check(ta.metrics.equals(tb.metrics.assign(wall_time_s=ta.metrics.wall_time_s)),
+          "same scenario and seed, 2 threads vs 1: different metrics")
+    check(ta.metrics.test_accuracy.iloc[-1] > 0.5, f"accuracy {ta.metrics.test_accuracy.iloc[-1]}")
+
+    scenario = tiny_yaml(tmp / "tiny.yaml")
+    c = dtsim.run_outcome(scenario, output=tmp / "c.h5", nodes=8, algorithm__lr=0.05,
+                          **{"stop.epochs": 1})
+    tc = dtsim.load(c.trace)
+    check(c.status == "completed" and abs(c.epochs - 1) < 0.05, f"file run: {c.status} {c.epochs}")
+    check(tc.scenario["nodes"] == 8 and tc.scenario["algorithm"]["lr"] == 0.05,
+          "overrides by keyword (nodes, algorithm__lr, 'stop.epochs') not applied")
+    check(abs(c.final_test_accuracy - tc.attrs["final_test_accuracy"]) < 1e-12,
+          "RunOutcome and trace disagree")
+
+
+def test_errors(tmp):
+    def raises(call, *needles):
+        try:
+            call()
+        except dtsim.ConfigError as e:
+            message = str(e)
+            check(isinstance(e, ValueError), "ConfigError is not a ValueError")
+            check("\n" not in message and all(n in message for n in needles),
+                  f"error message {message!r} lacks {needles}")
+            return
+        failures.append(f"no ConfigError for {needles}")
+
+    raises(lambda: dtsim.run({**TINY, "nodse": 4}), "<dict>", "nodse", "did you mean")
+    raises(lambda: dtsim.run(TINY, algorithm__lr=-1), "lr")
+    raises(lambda: dtsim.run(tmp / "missing.yaml"), "missing.yaml")
+    raises(lambda: dtsim.run(tiny_yaml(tmp / "bad.yaml", topology={"kind": "rnig"})), "bad.yaml",
+           "rnig")
+
+
+def test_sweep(tmp):
+    tiny_yaml(tmp / "base.yaml", stop={"epochs": 1})
+    (tmp / "sweep.yaml").write_text("name: py-sweep\nbase: base.yaml\n"
+                                    "grid: {nodes: [4, 8], seed: [1, 2]}\n")
+    folder = dtsim.sweep(tmp / "sweep.yaml", output=tmp / "sweep", jobs=2)
+    rows = list(csv.DictReader(open(folder / "index.csv")))
+    check(len(rows) == 4 and all(r["status"] == "completed" for r in rows), f"sweep index {rows}")
+    table = dtsim.analyze(folder, by=["nodes"])
+    check(len(table) == 4 and {"nodes", "final_acc", "status"} <= set(table.columns),
+          f"analyze: {len(table)} rows, columns {list(table.columns)[:8]}")
+    check(sorted(table.groupby("nodes").size().to_dict().items()) == [(4, 2), (8, 2)],
+          "analyze: the by key is not a column to group on")
+
+
+CHILD = textwrap.dedent("""
+    import sys, threading, time, dtsim
+    ticks = [0]
+    def tick():
+        while True:
+            ticks[0] += 1
+            time.sleep(0.01)
+    threading.Thread(target=tick, daemon=True).start()
+    try:
+        if sys.argv[1] == "run":
+            dtsim.run(sys.argv[2], output=sys.argv[3])
+        else:
+            dtsim.sweep(sys.argv[2], output=sys.argv[3], jobs=1)
+        print("finished", flush=True)
+    except KeyboardInterrupt:
+        print("KeyboardInterrupt", ticks[0], flush=True)
+""")
+
+
+def interrupt_child(args, ready):
+    """Starts CHILD with `args`, sends it SIGINT once ready() holds; returns its stdout,
+    stderr, the seconds from the signal to its exit, and its exit code."""
+    package_dir = str(pathlib.Path(dtsim.__file__).resolve().parent.parent)
+    env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=package_dir)
+    child = subprocess.Popen([sys.executable, "-c", CHILD, *map(str, args)], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not ready() and child.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    start = time.monotonic()
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=60)
+    return out.strip(), err, time.monotonic() - start, child.returncode
+
+
+def index_rows(folder):
+    try:
+        return list(csv.DictReader(open(folder / "index.csv")))
+    except FileNotFoundError:
+        return []
+
+
+def test_interrupt(tmp):
+    # A run: SIGINT 3 s after the start (the run would take hours).
+    long = tiny_yaml(tmp / "long.yaml", stop={"epochs": 100000})
+    start = time.monotonic()
+    out, err, took, code = interrupt_child(["run", long, tmp / "long.h5"],
+                                           lambda: time.monotonic() - start > 3)
+    words = out.split()
+    check(code == 0 and words[:1] == ["KeyboardInterrupt"], f"run + SIGINT: {out!r} {err!r}")
+    check(took < 10, f"run stopped {took:.1f} s after SIGINT")
+    # 3 s of waiting at 10 ms per tick: the ticker ran while the run held no GIL.
+    check(len(words) == 2 and int(words[1]) > 50, f"other threads starved: {out!r}")
+    t = dtsim.load(tmp / "long.h5")
+    check(t.status == "interrupted" and len(t.metrics) > 0, f"interrupted trace: {t.status}")
+
+    # A sweep of 4 points run one at a time: SIGINT once the first has finished, so that the
+    # second is running. Then resume: only the unfinished points run.
+    tiny_yaml(tmp / "sbase.yaml", stop={"epochs": 300})
+    (tmp / "s.yaml").write_text("name: py-stop\nbase: sbase.yaml\ngrid: {seed: [1, 2, 3, 4]}\n")
+    folder = tmp / "s"
+    first_done = lambda: any(r["status"] == "completed" for r in index_rows(folder))  # noqa: E731
+    out, err, took, code = interrupt_child(["sweep", tmp / "s.yaml", folder], first_done)
+    check(out.startswith("KeyboardInterrupt") and took < 10, f"sweep + SIGINT: {out!r} {err!r}")
+    rows = index_rows(folder)
+    statuses = [r["status"] for r in rows]
+    check(statuses[0] == "completed" and statuses.count("completed") < 4,
+          f"sweep not interrupted as expected: {statuses}")
+    check("interrupted" in statuses, f"no point ended as interrupted: {statuses}")
+    kept = {r["point"]: os.stat(r["trace"]).st_mtime_ns for r in rows if r["status"] == "completed"}
+    dtsim.sweep(tmp / "s.yaml", output=folder, resume=True)
+    rows = index_rows(folder)
+    names = [r["point"] for r in rows]
+    check(len(rows) == 4 and len(set(names)) == 4 and all(r["status"] == "completed" for r in rows),
+          f"resumed sweep: {[(r['point'], r['status']) for r in rows]}")
+    check(all(os.stat(r["trace"]).st_mtime_ns == kept[r["point"]] for r in rows if r["point"] in kept),
+          "a finished point was run again")
+    check(not list(folder.glob("*.partial")), "partial traces left after resume")
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="dtsim_py_") as d:
+        tmp = pathlib.Path(d)
+        os.chdir(tmp)
+        for test in (test_runs, test_errors, test_sweep, test_interrupt):
+            test(tmp)
+            print(f"{test.__name__}: {'ok' if not failures else 'failures so far'}")
+    if failures:
+        print(f"{len(failures)} failure(s)", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
