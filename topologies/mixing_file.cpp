@@ -36,7 +36,7 @@ MixingWeights mixing_from_matrix(const std::vector<std::vector<double>>& rows,
       if (i != j && !edge && x != 0.0)
         fail(entry(i, j, x) + " but " + std::to_string(i) + " -- " + std::to_string(j) +
              " is not an edge of the graph (W may be non-zero only on edges and the diagonal)");
-      if (edge && x == 0.0)
+      if (edge && !(x > 0.0)) // negative weights too: W must be non-negative
         fail(entry(i, j, x) + " on the edge " + std::to_string(i) + " -- " + std::to_string(j) +
              ": every edge needs a weight > 0 (or leave the edge out of the graph)");
       if (j > i && std::fabs(x - rows[j][i]) > kUserMixingTolerance)

@@ -67,6 +67,12 @@ TEST_SUITE("topologies") {
     w[0][0] = w[1][1] = 0.75;
     CHECK(error_of(w).find("W(0,1) = 0 on the edge 0 -- 1") != std::string::npos);
 
+    w = ring_w(); // symmetric, rows sum to 1, but a negative weight
+    w[0][1] = w[1][0] = -0.25;
+    w[0][0] = w[1][1] = 1.0;
+    CHECK(error_of(w).find("W(0,1) = -0.25 on the edge 0 -- 1: every edge needs a weight > 0") !=
+          std::string::npos);
+
     w = ring_w();
     w[1][1] = 0.6;
     CHECK(error_of(w).find("row 1 sums to 1.1") != std::string::npos);
