@@ -83,6 +83,11 @@ NumericArray from_npz(const std::string& path, const std::string& name) {
       zip_fopen_index(archive.get(), static_cast<zip_uint64_t>(index), 0), &zip_fclose);
   if (!file)
     bad(path + ": cannot open " + member + ": " + zip_strerror(archive.get()));
+  // Deflate expands at most 1032:1, so a larger declared size is a corrupt header, refused
+  // before it becomes an allocation.
+  if ((stat.valid & ZIP_STAT_COMP_SIZE) && stat.size / 1032 > stat.comp_size + 1)
+    bad(path + ": " + member + " declares " + std::to_string(stat.size) + " bytes from " +
+        std::to_string(stat.comp_size) + " compressed: corrupt");
   std::string bytes(stat.size, '\0');
   const zip_int64_t got = zip_fread(file.get(), bytes.data(), stat.size);
   if (got < 0 || static_cast<zip_uint64_t>(got) != stat.size)

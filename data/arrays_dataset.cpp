@@ -80,7 +80,8 @@ Dataset build(const Params& p, const std::string& name, Named x, const Named& y,
   for (std::int64_t i = 0; i < n; ++i) {
     const float v = y.array.values[static_cast<std::size_t>(i)];
     if (!(v >= 0 && v < static_cast<float>(classes) && v == std::floor(v)))
-      p.fail(y.key, y.name + "[" + std::to_string(i) + "] = " + format_number(v) +
+      p.fail(y.key, y.name + "[" + std::to_string(i) +
+                        "] = " + format_number(static_cast<double>(v)) +
                         ": expected a whole label in [0, " + std::to_string(classes) + ")");
     d.labels[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(v);
   }

@@ -139,11 +139,18 @@ NumericArray parse_npy(std::string_view bytes) {
   if (!known)
     bad("unsupported .npy dtype '" + descr + "' (expected bool, integers or float16/32/64)");
 
-  std::size_t count = 1;
-  for (std::int64_t d : a.shape)
-    count *= static_cast<std::size_t>(d);
   const char* data = bytes.data() + start + header_len;
   const std::size_t available = bytes.size() - start - header_len;
+  // The element count, checked against the bytes present as it grows: a shape whose
+  // product overflows (or exceeds the file) must not wrap around to a small count.
+  std::size_t count = 1;
+  for (std::int64_t d : a.shape) {
+    const auto dim = static_cast<std::size_t>(d);
+    if (dim != 0 && count > available / dim)
+      bad("truncated .npy data: " + std::to_string(available) + " bytes for shape " +
+          header_value(header, "shape"));
+    count *= dim;
+  }
   if (available < count * static_cast<std::size_t>(size))
     bad("truncated .npy data: " + std::to_string(available) + " bytes for " +
         std::to_string(count) + " elements of " + std::to_string(size) + " bytes");

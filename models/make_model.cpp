@@ -16,6 +16,8 @@ namespace {
 constexpr double kMaxParams = 200e6;
 
 std::string format_count(double x) {
+  if (!(x < 9e18)) // beyond long long (a fuzzed width of 1e108): no integer conversion
+    return format_number(x);
   return std::to_string(static_cast<long long>(x));
 }
 

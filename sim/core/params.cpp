@@ -178,9 +178,9 @@ double Params::parse_number(std::string_view key, const ParamNode& n, Range r) c
     if (s == ".nan" || s == ".NaN" || s == "nan" || s == "NaN")
       x = std::nan("");
     else if (s == ".inf" || s == ".Inf" || s == "inf")
-      x = INFINITY;
+      x = std::numeric_limits<double>::infinity();
     else if (s == "-.inf" || s == "-.Inf" || s == "-inf")
-      x = -INFINITY;
+      x = -std::numeric_limits<double>::infinity();
     else
       fail(key, "expected a number " + r.describe() + ", got '" + s + "'");
   }

@@ -46,7 +46,8 @@ ChocoSgd::ChocoSgd(const Params& p, const AlgorithmSetup& setup)
 }
 
 std::string ChocoSgd::describe() const {
-  return "choco-sgd (" + describe_protocol() + ", gamma " + format_number(gamma_) + ", " +
+  return "choco-sgd (" + describe_protocol() + ", gamma " +
+         format_number(static_cast<double>(gamma_)) + ", " +
          (adapt_then_combine_ ? "adapt_then_combine" : "combine_then_adapt") + ", " +
          nodes_[0].compressor->describe() +
          (update_.momentum() > 0 ? ", momentum " + format_number(update_.momentum()) : "") +

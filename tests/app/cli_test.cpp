@@ -77,7 +77,8 @@ TEST_SUITE("app") {
     for (const auto& [name, values] : a.metrics) {
       if (name == "wall_time_s")
         continue;
-      CAPTURE(name);
+      const std::string column = name; // a copy: clang 14 cannot capture bindings
+      CAPTURE(column);
       const auto& other = b.metrics.at(name);
       REQUIRE(values.size() == other.size());
       for (std::size_t i = 0; i < values.size(); ++i)
@@ -235,7 +236,8 @@ TEST_SUITE("app") {
     const TraceContents b = read_trace(dir + "/out/mode=async_seed=2.h5");
     for (const auto& [name, values] : a.metrics)
       if (name != "wall_time_s") {
-        CAPTURE(name);
+        const std::string column = name; // a copy: clang 14 cannot capture bindings
+        CAPTURE(column);
         const auto& other = b.metrics.at(name);
         REQUIRE(values.size() == other.size());
         for (std::size_t i = 0; i < values.size(); ++i)

@@ -74,7 +74,8 @@ void check_trace(const std::string& path, bool partial) {
   // Killed before the first row: no columns yet, a consistent state too.
   const std::size_t rows = t.metrics.empty() ? 0 : t.metrics.begin()->second.size();
   for (const auto& [name, values] : t.metrics) {
-    CAPTURE(name);
+    const std::string column = name; // a copy: clang 14 cannot capture bindings
+    CAPTURE(column);
     CHECK(values.size() == rows);
   }
   const std::string status = t.text_attributes.at("status");
@@ -146,7 +147,8 @@ TEST_SUITE("crash") {
       ++seen[line.substr(0, line.find(','))];
     CHECK(seen.size() == 12);
     for (const auto& [point, count] : seen) {
-      CAPTURE(point);
+      const std::string point_name = point; // a copy: clang 14 cannot capture bindings
+      CAPTURE(point_name);
       CHECK(count == 1);
       check_trace(dir + "/out/" + point + ".h5", false);
     }

@@ -29,7 +29,8 @@ TEST_SUITE("newcomer") {
                                                             {"topology", "--nodes N"},
                                                             {"list", "compute-time distributions"}};
     for (const auto& [command, option] : commands) {
-      CAPTURE(command);
+      const std::string command_name = command; // a copy: clang 14 cannot capture bindings
+      CAPTURE(command_name);
       for (const char* flag : {"--help", "-h"}) {
         const auto r = run_cli(std::string(command) + " " + flag);
         CHECK(r.exit_code == 0);

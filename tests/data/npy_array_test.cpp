@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // .npy parsing: the dtypes NumPy writes, both header versions, and one-line refusals.
+#include "data/array_file.hpp"
 #include "data/npy_array.hpp"
 
 #include <cstdint>
@@ -90,5 +91,23 @@ TEST_SUITE("data") {
     CHECK(error_of(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }",
                        std::string(8, '\0')))
               .find("truncated .npy data: 8 bytes for 3 elements") != std::string::npos);
+    // A shape whose element count overflows 64 bits must not wrap around to a small count.
+    CHECK(error_of(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, "
+                       "4294967296), }",
+                       std::string(8, '\0')))
+              .find("truncated .npy data: 8 bytes for shape (4294967296, 4294967296)") !=
+          std::string::npos);
+  }
+
+  TEST_CASE("npz: a member declaring more bytes than deflate can expand to is refused") {
+    // Found by fuzz_arrays: the declared size became an allocation (out of memory).
+    const std::string path =
+        std::string(DTSIM_SOURCE_DIR) + "/tests/fuzz/regressions/arrays-declared-size.npz";
+    try {
+      read_named_array(path, "x_train");
+      FAIL("accepted");
+    } catch (const std::runtime_error& e) {
+      CHECK(std::string(e.what()).find("compressed: corrupt") != std::string::npos);
+    }
   }
 }

@@ -138,6 +138,12 @@ TEST_SUITE("models") {
       const std::vector<std::string> huge{"1e15"};
       CHECK(error_of(model_section({}, &huge)).find("at most 200000000 parameters") !=
             std::string::npos);
+      // Found by fuzz_scenario: a count beyond long long was converted to one (undefined;
+      // printed as -9223372036854775808). Now named as the number it is.
+      const std::vector<std::string> beyond{"3.3e108"};
+      const std::string e = error_of(model_section({}, &beyond));
+      CHECK(e.find("at most 200000000 parameters, got 2.") != std::string::npos);
+      CHECK(e.find("-9223372036854775808") == std::string::npos);
     }
   }
 

@@ -64,10 +64,14 @@ std::vector<double> node_column(const MemoryTraceSink& s, const std::string& nam
 
 TEST_SUITE("ordering") {
   TEST_CASE("Ordering runs: identical with 1 and 2 threads (ssgd + cd-grab, dsgd async + grab)") {
-    for (const auto& [alg, order] : {std::pair<std::string, std::string>{
-                                         "{name: ssgd, lr: 0.1, momentum: 0.9}", "{kind: cd-grab}"},
-                                     {"{name: dsgd, mode: async, lr: 0.1}", "{kind: grab}"},
-                                     {"{name: asgd, lr: 0.05}", "{kind: pair-balance}"}}) {
+    for (const auto& setting : {std::pair<std::string, std::string>{
+                                    "{name: ssgd, lr: 0.1, momentum: 0.9}", "{kind: cd-grab}"},
+                                {"{name: dsgd, mode: async, lr: 0.1}", "{kind: grab}"},
+                                {"{name: asgd, lr: 0.05}", "{kind: pair-balance}"}}) {
+      // Named copies, not a structured binding: CAPTURE's lambda cannot capture bindings in
+      // clang 14 (the sanitizer build's compiler).
+      const std::string& alg = setting.first;
+      const std::string& order = setting.second;
       CAPTURE(alg);
       CAPTURE(order);
       const Outcome one = run(run_scenario(alg, order), 1);

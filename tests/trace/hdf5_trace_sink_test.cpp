@@ -44,7 +44,8 @@ void check_metrics(const TraceContents& t, int rows) {
     names.insert(name);
   CHECK(names == expected);
   for (const auto& [name, values] : t.metrics) {
-    CAPTURE(name);
+    const std::string column = name; // a copy: clang 14 cannot capture bindings
+    CAPTURE(column);
     REQUIRE(values.size() == static_cast<std::size_t>(rows));
     for (int i = 0; i < rows; ++i) {
       const double want = name == "wall_time_s" ? sample_wall(i) : sample_row(i).get(name);
@@ -108,7 +109,8 @@ TEST_SUITE("trace") {
     const RunSummary s = sample_summary(RunStatus::Completed);
     CHECK(t.nodes.size() == s.node_columns.size());
     for (const auto& [name, values] : s.node_columns) {
-      CAPTURE(name);
+      const std::string column = name; // a copy: clang 14 cannot capture bindings
+      CAPTURE(column);
       CHECK(t.nodes.at(name) == values);
     }
     CHECK(t.label_histogram == h.label_histogram);
