@@ -130,7 +130,7 @@ int main(int argc, char** argv) {
         const std::string trace = plan.output_dir + "/" + plan.points[i].name + ".h5";
         if (a.resume && std::filesystem::exists(trace))
           outcomes[i] = outcome_of_trace(trace);
-        else
+        if (!finished(outcomes[i])) // never run, interrupted or failed: run it (again)
           todo.push_back(i);
       }
       std::fprintf(stderr, "%s: %zu points, %zu to run on %d worker ranks\n", plan.name.c_str(),

@@ -64,14 +64,6 @@ RunArgs parse_run_args(const std::vector<std::string>& args) {
   return r;
 }
 
-EventLevel event_level(const std::string& s) {
-  if (s == "full")
-    return EventLevel::Full;
-  if (s == "summary")
-    return EventLevel::Summary;
-  return EventLevel::None;
-}
-
 } // namespace
 
 int run_command(const std::vector<std::string>& args) {
@@ -98,7 +90,7 @@ int run_command(const std::vector<std::string>& args) {
               << " (spectral gap " << plan.topology->spectral_gap() << "), " << threads
               << " thread(s)\n";
 
-  Hdf5TraceSink sink(plan.output_path, event_level(plan.events));
+  Hdf5TraceSink sink(plan.output_path, event_level_of(plan.events));
   const RunResult r = execute_plan(plan, sink, threads);
   progress.finish();
 

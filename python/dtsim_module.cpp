@@ -95,10 +95,7 @@ RunOutcome run_scenario(const std::string& path, const std::string& text, const 
     const tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
                                           static_cast<std::size_t>(n_threads));
     plan.engine.interrupt = &interrupt;
-    dtsim::Hdf5TraceSink sink(plan.output_path, plan.events == "full" ? dtsim::EventLevel::Full
-                                                : plan.events == "summary"
-                                                    ? dtsim::EventLevel::Summary
-                                                    : dtsim::EventLevel::None);
+    dtsim::Hdf5TraceSink sink(plan.output_path, dtsim::event_level_of(plan.events));
     const dtsim::RunResult r = dtsim::execute_plan(plan, sink, n_threads);
     return RunOutcome{plan.output_path,  dtsim::to_string(r.status),
                       r.message,         r.final_test_accuracy,

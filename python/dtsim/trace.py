@@ -1,5 +1,6 @@
 """A dtsim trace (one HDF5 file per run, docs/trace-schema.md) as pandas DataFrames."""
 import dataclasses
+import re
 
 import h5py
 import numpy as np
@@ -7,6 +8,18 @@ import pandas as pd
 import yaml
 
 SCHEMA_VERSION = 1
+
+
+class _Yaml12Loader(yaml.SafeLoader):
+    """dtsim writes YAML 1.2, where 1e+09 and 1.0e9 are numbers; PyYAML follows YAML 1.1,
+    which reads them as text."""
+
+
+_Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$|^[-+]?\.(inf|Inf|INF)$"
+               r"|^\.(nan|NaN|NAN)$"),
+    list("-+0123456789."))
 
 
 @dataclasses.dataclass
@@ -74,5 +87,5 @@ def load(path):
                 for key, item in group.items():
                     if isinstance(item, h5py.Dataset):
                         arrays[f"{name}/{key}"] = item[()]
-    scenario = yaml.safe_load(attrs.get("scenario", "")) or {}
+    scenario = yaml.load(attrs.get("scenario", ""), Loader=_Yaml12Loader) or {}
     return Trace(path, attrs.get("status", "?"), scenario, attrs, metrics, nodes, epochs, arrays)

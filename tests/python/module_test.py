@@ -58,6 +58,9 @@ def test_runs(tmp):
     check(len(ta.nodes) == 6 and "idle_s" in ta.nodes, f"nodes table: {len(ta.nodes)} rows")
     check(ta.scenario["nodes"] == 6 and ta.scenario["algorithm"]["name"] == "dsgd",
           "scenario dict")
+    # Written as 1e+09 by dtsim (YAML 1.2): a number, not the text YAML 1.1 would make of it.
+    bandwidth = ta.scenario["system"]["network"]["server_bandwidth_Bps"]
+    check(isinstance(bandwidth, float) and bandwidth == 1e9, f"server_bandwidth_Bps {bandwidth!r}")
     check(ta.metrics.equals(tb.metrics.assign(wall_time_s=ta.metrics.wall_time_s)),
           "same scenario and seed, 2 threads vs 1: different metrics")
     check(ta.metrics.test_accuracy.iloc[-1] > 0.5, f"accuracy {ta.metrics.test_accuracy.iloc[-1]}")
@@ -107,11 +110,12 @@ def test_sweep(tmp):
 
 
 CHILD = textwrap.dedent("""
-    import sys, threading, time, dtsim
+    import pathlib, sys, threading, time, dtsim
     ticks = [0]
-    def tick():
+    def tick():  # a Python thread that needs the GIL: it writes its count to a file
         while True:
             ticks[0] += 1
+            pathlib.Path(sys.argv[4]).write_text(str(ticks[0]))
             time.sleep(0.01)
     threading.Thread(target=tick, daemon=True).start()
     try:
@@ -126,19 +130,31 @@ CHILD = textwrap.dedent("""
 
 
 def interrupt_child(args, ready):
-    """Starts CHILD with `args`, sends it SIGINT once ready() holds; returns its stdout,
-    stderr, the seconds from the signal to its exit, and its exit code."""
+    """Starts CHILD with `args` (what, file, output, tick file), sends it SIGINT once ready()
+    holds; returns its stdout, stderr, the seconds from the signal to its exit, its exit
+    code and whether ready() held (rather than the child exiting or 120 s passing)."""
     package_dir = str(pathlib.Path(dtsim.__file__).resolve().parent.parent)
     env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=package_dir)
     child = subprocess.Popen([sys.executable, "-c", CHILD, *map(str, args)], env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
-    while not ready() and child.poll() is None and time.monotonic() < deadline:
+    was_ready = False
+    while child.poll() is None and time.monotonic() < deadline:  # polls for a condition
+        if ready():
+            was_ready = True
+            break
         time.sleep(0.05)
     start = time.monotonic()
     child.send_signal(signal.SIGINT)
     out, err = child.communicate(timeout=60)
-    return out.strip(), err, time.monotonic() - start, child.returncode
+    return out.strip(), err, time.monotonic() - start, child.returncode, was_ready
+
+
+def read_count(path):
+    try:
+        return int(path.read_text())
+    except (FileNotFoundError, ValueError):  # not written yet, or caught mid-write
+        return 0
 
 
 def index_rows(folder):
@@ -149,22 +165,23 @@ def index_rows(folder):
 
 
 def test_interrupt(tmp):
-    # A run (it would take hours): SIGINT 2 s after it began writing its trace, so that the
-    # signal lands inside the simulation however slowly the child imported.
+    # A run (it would take hours). Once it is simulating (its trace file exists: planning,
+    # which holds the GIL, is over), the Python ticker must advance 20 more ticks: it can
+    # only while the run does not hold the GIL. Then SIGINT.
     long = tiny_yaml(tmp / "long.yaml", stop={"epochs": 100000})
-    began = []
+    ticks = tmp / "ticks-run"
+    at_start = []
 
-    def running_for_2_s():
-        if not began and (tmp / "long.h5.work").exists():
-            began.append(time.monotonic())
-        return bool(began) and time.monotonic() - began[0] > 2
+    def simulating_and_ticking():
+        if not at_start and (tmp / "long.h5.work").exists():
+            at_start.append(read_count(ticks))
+        return bool(at_start) and read_count(ticks) >= at_start[0] + 20
 
-    out, err, took, code = interrupt_child(["run", long, tmp / "long.h5"], running_for_2_s)
-    words = out.split()
-    check(code == 0 and words[:1] == ["KeyboardInterrupt"], f"run + SIGINT: {out!r} {err!r}")
-    check(took < 10, f"run stopped {took:.1f} s after SIGINT")
-    # 2 s of simulation at 10 ms per tick: the ticker ran while the run held no GIL.
-    check(len(words) == 2 and int(words[1]) > 50, f"other threads starved: {out!r}")
+    out, err, took, code, ready = interrupt_child(["run", long, tmp / "long.h5", ticks],
+                                                  simulating_and_ticking)
+    check(ready, f"the run never simulated while another Python thread ran: {out!r} {err!r}")
+    check(code == 0 and out.startswith("KeyboardInterrupt"), f"run + SIGINT: {out!r} {err!r}")
+    check(took < 30, f"run stopped {took:.1f} s after SIGINT")
     t = dtsim.load(tmp / "long.h5")
     check(t.status == "interrupted" and len(t.metrics) > 0, f"interrupted trace: {t.status}")
 
@@ -174,8 +191,10 @@ def test_interrupt(tmp):
     (tmp / "s.yaml").write_text("name: py-stop\nbase: sbase.yaml\ngrid: {seed: [1, 2, 3, 4]}\n")
     folder = tmp / "s"
     first_done = lambda: any(r["status"] == "completed" for r in index_rows(folder))  # noqa: E731
-    out, err, took, code = interrupt_child(["sweep", tmp / "s.yaml", folder], first_done)
-    check(out.startswith("KeyboardInterrupt") and took < 10, f"sweep + SIGINT: {out!r} {err!r}")
+    out, err, took, code, ready = interrupt_child(["sweep", tmp / "s.yaml", folder,
+                                                   tmp / "ticks-sweep"], first_done)
+    check(ready, f"the sweep's first point never finished: {out!r} {err!r}")
+    check(out.startswith("KeyboardInterrupt") and took < 30, f"sweep + SIGINT: {out!r} {err!r}")
     rows = index_rows(folder)
     statuses = [r["status"] for r in rows]
     check(statuses[0] == "completed" and statuses.count("completed") < 4,
