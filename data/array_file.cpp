@@ -84,14 +84,29 @@ NumericArray from_npz(const std::string& path, const std::string& name) {
   if (!file)
     bad(path + ": cannot open " + member + ": " + zip_strerror(archive.get()));
   // Deflate expands at most 1032:1, so a larger declared size is a corrupt header, refused
-  // before it becomes an allocation.
+  // before anything is read.
   if ((stat.valid & ZIP_STAT_COMP_SIZE) && stat.size / 1032 > stat.comp_size + 1)
     bad(path + ": " + member + " declares " + std::to_string(stat.size) + " bytes from " +
         std::to_string(stat.comp_size) + " compressed: corrupt");
-  std::string bytes(stat.size, '\0');
-  const zip_int64_t got = zip_fread(file.get(), bytes.data(), stat.size);
-  if (got < 0 || static_cast<zip_uint64_t>(got) != stat.size)
-    bad(path + ": " + member + " is truncated or corrupt");
+  // The declared sizes come from the archive and may lie (a compressed size larger than
+  // the file passes the check above), so memory grows with the bytes actually inflated,
+  // never with what the header claims.
+  std::string bytes;
+  constexpr zip_uint64_t chunk = zip_uint64_t{1} << 20;
+  for (;;) {
+    const std::size_t had = bytes.size();
+    const zip_uint64_t want = std::min(chunk, stat.size - had + 1);
+    bytes.resize(had + want);
+    const zip_int64_t got = zip_fread(file.get(), bytes.data() + had, want);
+    if (got < 0)
+      bad(path + ": " + member + " is corrupt: " + zip_file_strerror(file.get()));
+    bytes.resize(had + static_cast<std::size_t>(got));
+    if (bytes.size() > stat.size || got == 0)
+      break;
+  }
+  if (bytes.size() != stat.size)
+    bad(path + ": " + member + " holds " + std::to_string(bytes.size()) + " bytes, its header " +
+        "declares " + std::to_string(stat.size) + ": truncated or corrupt");
   return parse_named(path, name, bytes);
 }
 

@@ -110,4 +110,21 @@ TEST_SUITE("data") {
       CHECK(std::string(e.what()).find("compressed: corrupt") != std::string::npos);
     }
   }
+
+  TEST_CASE("npz: a member whose compressed size exceeds the archive is read, not trusted") {
+    // Found by fuzz_arrays in CI: a central directory claiming 4.29 GB inflated from 4.29 GB
+    // compressed passed the expansion check above, and the declared size was allocated.
+    // The member really holds 140 bytes: memory now follows what is inflated. (Here the
+    // error is checked; that nothing large is allocated is checked by the fuzz test "arrays,
+    // past crashes", which runs this file under a 2 GiB limit.)
+    const std::string path = std::string(DTSIM_SOURCE_DIR) +
+                             "/tests/fuzz/regressions/arrays-compressed-size-beyond-file.npz";
+    try {
+      read_named_array(path, "x_train");
+      FAIL("accepted");
+    } catch (const std::runtime_error& e) {
+      INFO(std::string(e.what()));
+      CHECK(std::string(e.what()).find(": x_train.npy is corrupt: ") != std::string::npos);
+    }
+  }
 }
