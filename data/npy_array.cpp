@@ -5,6 +5,7 @@
 // then the raw elements.
 #include "data/npy_array.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -60,10 +61,12 @@ std::vector<std::int64_t> parse_shape(const std::string& text) {
     if (c == ',') {
       const auto first = item.find_first_not_of(' ');
       if (first != std::string::npos) {
-        const auto last = item.find_last_not_of(" L"); // Python 2 wrote 3L
+        // Python 2 wrote 3L. An item of only L and spaces has no digits (stop is 0 then).
+        const std::size_t stop = item.find_last_not_of(" L") + 1;
         std::int64_t v = -1;
-        const auto [end, ec] = std::from_chars(item.data() + first, item.data() + last + 1, v);
-        if (ec != std::errc() || end != item.data() + last + 1 || v < 0)
+        const char* digits_end = item.data() + std::max(stop, first);
+        const auto [end, ec] = std::from_chars(item.data() + first, digits_end, v);
+        if (stop <= first || ec != std::errc() || end != digits_end || v < 0)
           bad("the .npy shape is not a tuple of sizes: " + text);
         shape.push_back(v);
       }

@@ -15,7 +15,7 @@
 namespace dtsim {
 
 // A finished gradient (after after_gradient). `grad` is valid until the node starts its next
-// gradient.
+// gradient; it is empty when the algorithm does not read it (reads_gradient_after_task).
 struct GradientResult {
   std::span<const float> grad;
   double loss = 0.0;    // mean minibatch loss at the snapshot
@@ -48,6 +48,10 @@ public:
   // write node-private buffers; must not change x (the model changes at ready time).
   virtual void after_gradient(int /*node*/, std::span<const float> /*x*/,
                               std::span<float> /*grad*/) {}
+  // Whether on_gradient reads GradientResult::grad. Algorithms that consume the gradient in
+  // after_gradient say false: their gradients then live in per-thread scratch that stays in
+  // cache, instead of one buffer per node.
+  virtual bool reads_gradient_after_task() const { return true; }
   // The model whose test accuracy is the run's headline: by default the average of the
   // node models; a parameter server returns its own model.
   virtual void eval_model(const Context& ctx, std::span<float> out) const;

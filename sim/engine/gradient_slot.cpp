@@ -8,11 +8,12 @@
 
 namespace dtsim {
 
-GradientSlot::GradientSlot(const Model& model, const Dataset& train, int batch_size)
-    : model_(model), train_(train), indices_(static_cast<std::size_t>(batch_size)),
-      batch_(train.num_features(), batch_size), labels_(static_cast<std::size_t>(batch_size)),
-      workspace_(model.make_workspace(batch_size)),
-      grad_(static_cast<Eigen::Index>(model.num_params())), count_(batch_size) {}
+GradientSlot::GradientSlot(const Model& model, const Dataset& train, int batch_size,
+                           TaskScratchPool& scratch, bool keep_gradient)
+    : model_(model), train_(train), scratch_(scratch),
+      indices_(static_cast<std::size_t>(batch_size)),
+      grad_(keep_gradient ? static_cast<Eigen::Index>(model.num_params()) : 0), count_(batch_size) {
+}
 
 void GradientSlot::set_count(int count) {
   DTSIM_ASSERT(!busy_, "set_count() while a gradient is in flight");
@@ -36,22 +37,24 @@ void GradientSlot::launch(std::span<float> params, Algorithm& algorithm, Example
     const auto t0 = Clock::now();
     algorithm.before_gradient(node, params);
     const auto t1 = Clock::now();
+    TaskScratch& s = scratch_.local();
     const auto n = static_cast<std::size_t>(count_);
     for (std::size_t k = 0; k < n; ++k) {
       const auto idx = static_cast<Eigen::Index>(indices_[k]);
-      batch_.col(static_cast<Eigen::Index>(k)) = train_.features.col(idx);
-      labels_[k] = train_.labels[static_cast<std::size_t>(idx)];
+      s.batch.col(static_cast<Eigen::Index>(k)) = train_.features.col(idx);
+      s.labels[k] = train_.labels[static_cast<std::size_t>(idx)];
     }
-    const BatchView view{batch_.data(), static_cast<int>(batch_.rows()), count_, labels_.data()};
-    const std::span<float> grad{grad_.data(), static_cast<std::size_t>(grad_.size())};
+    const BatchView view{s.batch.data(), static_cast<int>(s.batch.rows()), count_, s.labels.data()};
+    Vec& grad_buffer = grad_.size() > 0 ? grad_ : s.grad;
+    const std::span<float> grad{grad_buffer.data(), static_cast<std::size_t>(grad_buffer.size())};
     auto t2 = t1;
     if (per_example_.size() > 0) {
       const std::span<float> per{per_example_.data(), model_.num_params() * n};
-      loss_ = model_.loss_and_per_example_grads(params, view, grad, per, *workspace_);
+      loss_ = model_.loss_and_per_example_grads(params, view, grad, per, *s.workspace);
       t2 = Clock::now();
       order.observe(node, std::span<const std::uint32_t>(indices_).first(n), per);
     } else {
-      loss_ = model_.loss_and_grad(params, view, grad, *workspace_);
+      loss_ = model_.loss_and_grad(params, view, grad, *s.workspace);
       t2 = Clock::now();
     }
     const auto t3 = Clock::now();

@@ -8,6 +8,7 @@
 #include "sim/core/sim_time.hpp"
 #include "sim/engine/algorithm.hpp"
 #include "sim/engine/example_order.hpp"
+#include "sim/engine/task_scratch.hpp"
 
 #include <Eigen/Core>
 #include <cstdint>
@@ -20,7 +21,9 @@ namespace dtsim {
 
 // Buffers are sized once. launch() runs, as one oneTBB task: the algorithm's
 // before_gradient hook on the node's model, the gather of the minibatch (indices and count
-// fixed before launch), forward/backward, and the after_gradient hook. With
+// fixed before launch), forward/backward, and the after_gradient hook. The minibatch, the
+// workspace and (without keep_gradient) the gradient are the running thread's TaskScratch;
+// with keep_gradient the node has its own gradient buffer, which grad() returns after join(). With
 // enable_per_example(), the backward pass also writes per-example gradients (a
 // num_params x batch buffer, allocated then) and the orderer observes them in the task. The model
 // is used in place: the Context forbids the engine thread to write it while the task runs. join()
@@ -28,7 +31,8 @@ namespace dtsim {
 // fixed at launch, never on which thread ran it or when.
 class GradientSlot {
 public:
-  GradientSlot(const Model& model, const Dataset& train, int batch_size);
+  GradientSlot(const Model& model, const Dataset& train, int batch_size, TaskScratchPool& scratch,
+               bool keep_gradient);
 
   // Room for a full batch; the orderer fills the first count() entries.
   std::span<std::uint32_t> indices() { return indices_; }
@@ -45,6 +49,7 @@ public:
   void wait();
   bool busy() const { return busy_; }
 
+  // The gradient of the last joined task; empty without keep_gradient.
   std::span<const float> grad() const {
     return {grad_.data(), static_cast<std::size_t>(grad_.size())};
   }
@@ -60,11 +65,9 @@ public:
 private:
   const Model& model_;
   const Dataset& train_;
+  TaskScratchPool& scratch_;
   std::vector<std::uint32_t> indices_;
-  Eigen::MatrixXf batch_;
-  std::vector<std::int32_t> labels_;
-  std::unique_ptr<Workspace> workspace_;
-  Vec grad_;
+  Vec grad_;        // keep_gradient: the node's own; else empty
   Vec per_example_; // num_params x batch when enabled, else empty
   int count_ = 0;
   double loss_ = 0.0;

@@ -43,9 +43,14 @@ Simulator::Simulator(const SimulationParts& parts, EngineConfig config)
     evaluator_.emplace(*parts.model, *parts.test,
                        static_cast<std::size_t>(config_.eval_test_samples));
   }
+  if (!timing_only())
+    task_scratch_ = std::make_unique<TaskScratchPool>(
+        *parts.model, parts.train->num_features(), config_.batch_size,
+        !parts.algorithm->reads_gradient_after_task());
   for (int i = 0; i < nodes_ && !timing_only(); ++i) {
-    slots_.push_back(
-        std::make_unique<GradientSlot>(*parts.model, *parts.train, config_.batch_size));
+    slots_.push_back(std::make_unique<GradientSlot>(*parts.model, *parts.train, config_.batch_size,
+                                                    *task_scratch_,
+                                                    parts.algorithm->reads_gradient_after_task()));
     // Only orderers that balance pay for the per-example buffers.
     if (order_->needs_per_example_grads())
       slots_.back()->enable_per_example();

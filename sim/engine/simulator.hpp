@@ -161,6 +161,7 @@ private:
   int nodes_;
   std::size_t dim_;
   Eigen::MatrixXf node_params_;                      // dim x nodes: all models contiguous
+  std::unique_ptr<TaskScratchPool> task_scratch_;    // null when timing-only
   std::vector<std::unique_ptr<GradientSlot>> slots_; // empty when timing-only
   // Timing-only: the gradient in flight per node (no slot, no task).
   struct TimingGradient {

@@ -39,6 +39,7 @@ public:
   void on_message(Context& ctx, const Message& msg) final;
   void before_gradient(int node, std::span<float> x) final;
   void after_gradient(int node, std::span<const float> x, std::span<float> grad) final;
+  bool reads_gradient_after_task() const override { return false; } // used in the task
   void add_metrics(std::vector<std::pair<std::string, double>>& columns) const override;
   // The algorithm's own message pool (multi-vector messages); subclasses add their state.
   std::size_t state_bytes() const override;

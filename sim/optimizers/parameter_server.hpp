@@ -30,6 +30,7 @@ public:
   void on_timer(Context& ctx, int node, std::int32_t tag) final;
   void before_gradient(int node, std::span<float> x) final;
   void after_gradient(int node, std::span<const float> x, std::span<float> grad) final;
+  bool reads_gradient_after_task() const override { return false; } // used in the task
   void eval_model(const Context& ctx, std::span<float> out) const final;
   bool has_node_models() const final { return false; }
   void add_node_columns(std::vector<std::pair<std::string, std::vector<double>>>& c) const override;

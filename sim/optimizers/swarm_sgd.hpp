@@ -47,6 +47,7 @@ public:
   void on_message(Context& ctx, const Message& msg) override;
   void before_gradient(int node, std::span<float> x) override;
   void after_gradient(int node, std::span<const float> x, std::span<float> grad) override;
+  bool reads_gradient_after_task() const override { return false; } // used in the task
   void eval_model(const Context& ctx, std::span<float> out) const override;
   std::size_t state_bytes() const override;
   void add_metrics(std::vector<std::pair<std::string, double>>& columns) const override;

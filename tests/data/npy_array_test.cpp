@@ -99,6 +99,18 @@ TEST_SUITE("data") {
           std::string::npos);
   }
 
+  TEST_CASE("npy: a shape item without digits is refused") {
+    // Found by a long fuzz_arrays run: an item of only "L" (Python 2's long suffix) made the
+    // digit range end one before its start (pointer overflow, undefined behaviour).
+    for (const char* shape : {"(2, L)", "(L,)", "( L ,)"})
+      CHECK(error_of(npy(std::string("{'descr': '<f4', 'fortran_order': False, 'shape': ") + shape +
+                             ", }",
+                         std::string(24, '\0')))
+                .find("the .npy shape is not a tuple of sizes") != std::string::npos);
+    CHECK(error_of(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2L, 3L), }",
+                       std::string(24, '\0'))) == "(no error)");
+  }
+
   TEST_CASE("npz: a member declaring more bytes than deflate can expand to is refused") {
     // Found by fuzz_arrays: the declared size became an allocation (out of memory).
     const std::string path =
