@@ -3,6 +3,7 @@
 // 32-node Fashion-MNIST run at 1 and 2 threads, all measured in one process so that the
 // ratios compare like with like.
 #include "bench/fma_peak.hpp"
+#include "bench/memory_bandwidth.hpp"
 #include "bench/model_step_bench.hpp"
 #include "models/make_model.hpp"
 #include "sim/core/build_info.hpp"
@@ -126,6 +127,22 @@ int main(int argc, char** argv) {
       100 * engine / one.wall_s);
   std::printf("  algorithm vector math (local step, mixing; in node tasks):     %4.1f%% of wall\n",
               100 * one.algorithm_s / one.wall_s);
+  // The vector math is a few flops per parameter over 32 nodes' vectors, far more than the
+  // caches hold: its floor is memory traffic. Per node-step, after the gradient (which leaves
+  // g and x in cache), ATC D-PSGD with momentum on a ring reads and writes the momentum m,
+  // writes the message, reads the node's own and two neighbours' messages and writes x; a
+  // write to a line not in cache costs a read for ownership too (message, x): 9 vectors.
+  const double vector_bytes = 4.0 * static_cast<double>(model->num_params());
+  const double bytes_per_step = 9 * vector_bytes;
+  const double bandwidth =
+      measure_stream_bandwidth(static_cast<std::size_t>(32 * 4 * vector_bytes));
+  const double floor_s = bytes_per_step * static_cast<double>(one.steps) / bandwidth;
+  std::printf("  memory floor of that vector math: 9 vectors of %.2f MB per node-step (m read and "
+              "written, message written, 3 messages read, x written, 2 reads for ownership) "
+              "at %.1f GB/s (1-core triad over %.0f MB) = %.2f s; vector math took %.2f s = "
+              "%.2fx the floor\n",
+              vector_bytes / 1e6, bandwidth / 1e9, 32 * 4 * vector_bytes / 1e6, floor_s,
+              one.algorithm_s, one.algorithm_s / floor_s);
   std::printf("  identical results at 1 and 2 threads: %s\n",
               one.accuracy == two.accuracy && one.steps == two.steps ? "yes" : "NO");
   return 0;
