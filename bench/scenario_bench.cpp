@@ -107,6 +107,19 @@ int main(int argc, char** argv) {
                 batch, s.gflops, 100 * s.gflops / peak, s.gflops_best, 100 * s.gflops_best / peak,
                 s.steps_per_second, 1e3 * s.seconds_per_step, 1e3 * s.seconds_per_step_best);
   }
+  // ResNet-20 (GroupNorm) on CIFAR-shaped input: the CPU reference of the seeds' model.
+  auto resnet_root = std::make_shared<ParamNode>(ParamNode::make_map());
+  resnet_root->fields.emplace_back("kind", ParamNode::make_scalar("resnet20"));
+  const auto resnet = make_model(Params(resnet_root, "bench"), {3, 32, 32}, 10);
+  std::printf("model: %s, %.1f MFLOP per example\n", resnet->describe().c_str(),
+              resnet->flops_per_example() / 1e6);
+  {
+    const StepBenchResult s = bench_model_step(*resnet, 3 * 32 * 32, 32, 2.0);
+    std::printf("ResNet-20 SGD step, batch  32, 1 thread: median %6.1f GFLOP/s = %3.0f%% of peak "
+                "(best %6.1f = %3.0f%%), %6.2f steps/s = %.1f ms/step\n",
+                s.gflops, 100 * s.gflops / peak, s.gflops_best, 100 * s.gflops_best / peak,
+                s.steps_per_second, 1e3 * s.seconds_per_step);
+  }
   if (epochs <= 0)
     return 0; // model steps only
 

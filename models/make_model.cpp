@@ -4,6 +4,7 @@
 
 #include "models/cnn.hpp"
 #include "models/mlp.hpp"
+#include "models/resnet.hpp"
 
 #include <cmath>
 #include <stdexcept>
@@ -73,6 +74,23 @@ std::unique_ptr<Model> make_cnn(const Params& model, const std::string& kind,
   return std::make_unique<Cnn>(std::move(c));
 }
 
+// kind resnet20: the CIFAR ResNet-20 with GroupNorm; key groups (GroupNorm groups, default 2).
+std::unique_ptr<Model> make_resnet(const Params& model, const std::vector<int>& input_shape,
+                                   int num_classes) {
+  ResNet::Config c;
+  c.input_shape = input_shape;
+  c.num_classes = num_classes;
+  c.blocks = 3;
+  c.groups = static_cast<int>(model.integer("groups", 2, Range::between(1, 16)));
+  if (input_shape.size() != 3)
+    model.fail("kind", "expected image data (channels x height x width) for a resnet20, got " +
+                           std::to_string(input_shape.size()) +
+                           "-dimensional examples (use mlp or softmax)");
+  if (const std::string e = ResNet::config_error(c); !e.empty())
+    model.fail(c.groups < 1 || 16 % c.groups != 0 ? "groups" : "kind", e);
+  return std::make_unique<ResNet>(std::move(c));
+}
+
 } // namespace
 
 std::unique_ptr<Model> make_model(const Params& model, const std::vector<int>& input_shape,
@@ -96,6 +114,8 @@ std::unique_ptr<Model> make_model(const Params& model, const std::vector<int>& i
     model.fail("kind", "kind none is a timing-only run and has no model to build");
   if (kind == "lenet" || kind == "cnn")
     return make_cnn(model, kind, input_shape, num_classes);
+  if (kind == "resnet20")
+    return make_resnet(model, input_shape, num_classes);
   std::vector<double> widths;
   if (kind == "mlp") {
     // Read only for kind mlp: a `hidden` given to softmax stays unread and is reported.
@@ -137,6 +157,8 @@ std::vector<std::pair<std::string, std::string>> model_kinds() {
                 "(ReLU, max pooling; 28x28 inputs padded by 2)"},
       {"cnn", "LeNet-style CNN: channels (default [6, 16]) conv+ReLU+2x2 max-pool stages, "
               "kernel (5), padding (per stage), hidden dense widths (default [120, 84])"},
+      {"resnet20", "ResNet-20 for image data (He et al. 2016, CIFAR form, 0.27 M parameters on "
+                   "3x32x32) with GroupNorm; groups: GroupNorm groups per layer (default 2)"},
       {"none", "timing-only run: no model, data or gradients; messages stand for num_params "
                "floats (default 100000); data.train_samples sets the epoch (default 60000)"},
   };

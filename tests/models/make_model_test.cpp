@@ -201,16 +201,23 @@ TEST_SUITE("models") {
     CHECK(cnn_error_of(model_section({{"kind", "lenet"}}), {20}) ==
           "s.yaml:4: model.kind: expected image data (channels x height x width) for a lenet, "
           "got 1-dimensional examples (use mlp or softmax)");
+    CHECK(cnn_error_of(model_section({{"kind", "resnet20"}}), {20}) ==
+          "s.yaml:4: model.kind: expected image data (channels x height x width) for a resnet20, "
+          "got 1-dimensional examples (use mlp or softmax)");
+    CHECK(cnn_error_of(model_section({{"kind", "resnet20"}, {"groups", "3"}}), {3, 32, 32})
+              .find("model.groups: expected a number of GroupNorm groups that divides 16") !=
+          std::string::npos);
   }
 
   TEST_CASE("make_model: model_kinds lists every kind with help") {
     const auto kinds = model_kinds();
-    REQUIRE(kinds.size() == 5);
+    REQUIRE(kinds.size() == 6);
     CHECK(kinds[0].first == "softmax");
     CHECK(kinds[1].first == "mlp");
     CHECK(kinds[2].first == "lenet");
     CHECK(kinds[3].first == "cnn");
-    CHECK(kinds[4].first == "none"); // timing-only, planned without a model
+    CHECK(kinds[4].first == "resnet20");
+    CHECK(kinds[5].first == "none"); // timing-only, planned without a model
     for (const auto& [name, help] : kinds)
       CHECK(!help.empty());
   }

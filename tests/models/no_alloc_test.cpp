@@ -3,6 +3,7 @@
 #include "model_test_util.hpp"
 #include "models/cnn.hpp"
 #include "models/mlp.hpp"
+#include "models/resnet.hpp"
 
 #include <cstdlib>
 #include <doctest/doctest.h>
@@ -127,6 +128,24 @@ TEST_SUITE("models") {
       sink += m.loss_and_per_example_grads(
           p, b, g, std::span<float>(cols.data(), m.num_params() * static_cast<std::size_t>(n)),
           *ws);
+    }
+    CHECK(g_allocations - before == 0);
+    CHECK(std::isfinite(sink));
+  }
+
+  TEST_CASE("no allocation: ResNet-20 loss_and_grad and evaluate") {
+    const int max_batch = 4;
+    const ResNet m({{3, 16, 16}, 10, 3, 2});
+    const OwnedBatch data = random_batch(3 * 16 * 16, max_batch, 10, 1.0, 35);
+    const std::vector<float> p = init_params(m, 36);
+    std::vector<float> g(m.num_params());
+    auto ws = m.make_workspace(max_batch);
+    const std::size_t before = g_allocations;
+    double sink = 0.0;
+    for (int n : {max_batch, 1, 3}) {
+      const BatchView b{data.features.data(), 3 * 16 * 16, n, data.labels.data()};
+      sink += m.loss_and_grad(p, b, g, *ws);
+      sink += m.evaluate(p, b, *ws).loss_sum;
     }
     CHECK(g_allocations - before == 0);
     CHECK(std::isfinite(sink));
