@@ -112,7 +112,6 @@ ResNet::ResNet(Config c) : config_(std::move(c)) {
     for (int b = 0; b < config_.blocks; ++b) {
       Block block;
       const int stride = s > 0 && b == 0 ? 2 : 1;
-      block.reshapes = stride != 1 || in != kWidths[s];
       place_conv(block.conv1, in, kWidths[s], height, width, stride);
       place_norm(block.norm1, block.conv1);
       height = block.conv1.out_height();
@@ -206,52 +205,43 @@ ResNet::ResNetWorkspace& ResNet::workspace_for(Workspace& ws, const BatchView& b
   return *w;
 }
 
-// Option A: out[c, e, y, x] += in[c, e, 2y, 2x] for the input's channels (the added channels
-// get nothing); the identity where the block keeps its shape.
-void ResNet::add_shortcut(const Block& b, const float* in, int n, float* out) const {
-  const GemmConv& c = b.conv1;
-  const std::size_t count = static_cast<std::size_t>(c.out_channels) * c.out_pixels() * n;
-  if (!b.reshapes) {
-    for (std::size_t i = 0; i < count; ++i)
-      out[i] += in[i];
-    return;
-  }
-  const MapLayout src = input_layout(c);
-  const int oc = c.out_channels;
+namespace {
+
+// Option A's shortcut as pairs of offsets: f(block_offset, input_offset) for every pixel of
+// the block's output, the block's map holding out_channels floats per pixel and the input's
+// in_channels, of which the first in_channels of the block's are the input's (the added
+// channels get nothing). Where the block keeps its shape this is the identity.
+template <class F> void for_each_shortcut_pixel(const GemmConv& c, int n, F f) {
+  const MapLayout input = input_layout(c);
   for (int e = 0; e < n; ++e)
     for (int y = 0; y < c.out_height(); ++y)
-      for (int x = 0; x < c.out_width(); ++x) {
-        const float* s =
-            in + e * src.example + (y * c.stride) * src.row + (x * c.stride) * src.column;
-        float* d = out + (static_cast<std::size_t>(e) * c.out_pixels() +
-                          static_cast<std::size_t>(y) * c.out_width() + x) *
-                             static_cast<std::size_t>(oc);
-        for (int ch = 0; ch < c.in_channels; ++ch)
-          d[ch] += s[ch];
-      }
+      for (int x = 0; x < c.out_width(); ++x)
+        f((static_cast<std::size_t>(e) * c.out_pixels() +
+           static_cast<std::size_t>(y) * static_cast<std::size_t>(c.out_width()) +
+           static_cast<std::size_t>(x)) *
+              static_cast<std::size_t>(c.out_channels),
+          static_cast<std::size_t>(e * input.example + (y * c.stride) * input.row +
+                                   (x * c.stride) * input.column));
+}
+
+} // namespace
+
+// out += shortcut(in).
+void ResNet::add_shortcut(const Block& b, const float* in, int n, float* out) const {
+  const int channels = b.conv1.in_channels;
+  for_each_shortcut_pixel(b.conv1, n, [&](std::size_t block, std::size_t input) {
+    for (int ch = 0; ch < channels; ++ch)
+      out[block + static_cast<std::size_t>(ch)] += in[input + static_cast<std::size_t>(ch)];
+  });
 }
 
 // d_in += the shortcut's share of d_out (the transpose of add_shortcut).
 void ResNet::shortcut_backward(const Block& b, const float* d_out, int n, float* d_in) const {
-  const GemmConv& c = b.conv1;
-  if (!b.reshapes) {
-    const std::size_t count = static_cast<std::size_t>(c.out_channels) * c.out_pixels() * n;
-    for (std::size_t i = 0; i < count; ++i)
-      d_in[i] += d_out[i];
-    return;
-  }
-  const MapLayout dst = input_layout(c);
-  const int oc = c.out_channels;
-  for (int e = 0; e < n; ++e)
-    for (int y = 0; y < c.out_height(); ++y)
-      for (int x = 0; x < c.out_width(); ++x) {
-        float* d = d_in + e * dst.example + (y * c.stride) * dst.row + (x * c.stride) * dst.column;
-        const float* s = d_out + (static_cast<std::size_t>(e) * c.out_pixels() +
-                                  static_cast<std::size_t>(y) * c.out_width() + x) *
-                                     static_cast<std::size_t>(oc);
-        for (int ch = 0; ch < c.in_channels; ++ch)
-          d[ch] += s[ch];
-      }
+  const int channels = b.conv1.in_channels;
+  for_each_shortcut_pixel(b.conv1, n, [&](std::size_t block, std::size_t input) {
+    for (int ch = 0; ch < channels; ++ch)
+      d_in[input + static_cast<std::size_t>(ch)] += d_out[block + static_cast<std::size_t>(ch)];
+  });
 }
 
 ConstMatMap ResNet::forward(std::span<const float> params, const BatchView& batch,

@@ -65,7 +65,6 @@ private:
   struct Block {
     GemmConv conv1, conv2;
     GroupNorm norm1, norm2;
-    bool reshapes = false; // option A shortcut (stride 2, more channels)
   };
   class ResNetWorkspace;
 
