@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Group normalisation (Wu & He 2018) of pixel-major feature maps, with its backward pass.
+// Group normalisation (Wu & He 2018) of batch-major feature maps, with its backward pass.
 #pragma once
 
 #include <cstddef>
@@ -11,14 +11,15 @@ namespace dtsim {
 // example over the channels of one group and all pixels. No statistics cross examples or
 // steps, so a node's model is its parameters alone: nothing like BatchNorm's running
 // statistics needs a rule for how nodes would average them.
-// Maps are pixel-major: channels x (pixels * n), column-major.
+// Maps are channel-major over the batch ((pixels * n) x channels, column-major: example e's
+// channel c is the `pixels` floats at c * pixels * n + e * pixels), as GemmConv writes them.
 // Parameter layout at `offset`: gamma (channels), then beta (channels).
 struct GroupNorm {
   int channels = 0;
   int groups = 1; // divides channels
   int pixels = 0; // per example
   std::size_t offset = 0;
-  static constexpr double kEps = 1e-5;
+  static constexpr float kEps = 1e-5f;
 
   std::size_t num_params() const { return 2 * static_cast<std::size_t>(channels); }
   // gamma = 1, beta = 0.

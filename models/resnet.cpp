@@ -21,8 +21,8 @@ std::size_t map_floats(const GemmConv& c, int max_batch) {
          static_cast<std::size_t>(max_batch);
 }
 
-MapLayout input_layout(const GemmConv& c) {
-  return MapLayout::pixel_major(c.in_channels, c.in_height, c.in_width);
+MapLayout input_layout(const GemmConv& c, int n) {
+  return MapLayout::batch_major(c.in_height, c.in_width, n);
 }
 
 void relu(float* a, std::size_t count) {
@@ -137,7 +137,7 @@ std::string ResNet::describe() const {
 
 void ResNet::init(std::span<float> params, Rng& rng) const {
   DTSIM_ASSERT(params.size() == num_params_, "ResNet::init: params has the wrong size");
-  auto init_conv = [&](const GemmConv& c) { c.init(params, std::sqrt(6.0 / c.patch_rows()), rng); };
+  auto init_conv = [&](const GemmConv& c) { c.init(params, std::sqrt(6.0 / c.patch_size()), rng); };
   init_conv(stem_);
   stem_norm_.init(params);
   for (const Block& b : blocks_) {
@@ -207,40 +207,41 @@ ResNet::ResNetWorkspace& ResNet::workspace_for(Workspace& ws, const BatchView& b
 
 namespace {
 
-// Option A's shortcut as pairs of offsets: f(block_offset, input_offset) for every pixel of
-// the block's output, the block's map holding out_channels floats per pixel and the input's
-// in_channels, of which the first in_channels of the block's are the input's (the added
-// channels get nothing). Where the block keeps its shape this is the identity.
-template <class F> void for_each_shortcut_pixel(const GemmConv& c, int n, F f) {
-  const MapLayout input = input_layout(c);
-  for (int e = 0; e < n; ++e)
-    for (int y = 0; y < c.out_height(); ++y)
-      for (int x = 0; x < c.out_width(); ++x)
-        f((static_cast<std::size_t>(e) * c.out_pixels() +
-           static_cast<std::size_t>(y) * static_cast<std::size_t>(c.out_width()) +
-           static_cast<std::size_t>(x)) *
-              static_cast<std::size_t>(c.out_channels),
-          static_cast<std::size_t>(e * input.example + (y * c.stride) * input.row +
-                                   (x * c.stride) * input.column));
+// Option A's shortcut as runs of offsets: f(block_offset, input_offset, length) for every
+// row of every channel the input has (the block's added channels get nothing), the block's
+// row holding `length` consecutive values and the input's every stride-th from input_offset.
+// Where the block keeps its shape this is the identity, one run per row.
+template <class F> void for_each_shortcut_row(const GemmConv& c, int n, F f) {
+  const std::size_t out_plane = c.out_pixels() * static_cast<std::size_t>(n);
+  const std::size_t in_plane = c.in_pixels() * static_cast<std::size_t>(n);
+  for (int ch = 0; ch < c.in_channels; ++ch)
+    for (int e = 0; e < n; ++e)
+      for (int y = 0; y < c.out_height(); ++y)
+        f(static_cast<std::size_t>(ch) * out_plane + static_cast<std::size_t>(e) * c.out_pixels() +
+              static_cast<std::size_t>(y) * static_cast<std::size_t>(c.out_width()),
+          static_cast<std::size_t>(ch) * in_plane + static_cast<std::size_t>(e) * c.in_pixels() +
+              static_cast<std::size_t>(y * c.stride) * static_cast<std::size_t>(c.in_width),
+          c.out_width());
 }
 
 } // namespace
 
 // out += shortcut(in).
 void ResNet::add_shortcut(const Block& b, const float* in, int n, float* out) const {
-  const int channels = b.conv1.in_channels;
-  for_each_shortcut_pixel(b.conv1, n, [&](std::size_t block, std::size_t input) {
-    for (int ch = 0; ch < channels; ++ch)
-      out[block + static_cast<std::size_t>(ch)] += in[input + static_cast<std::size_t>(ch)];
+  const int stride = b.conv1.stride;
+  for_each_shortcut_row(b.conv1, n, [&](std::size_t block, std::size_t input, int length) {
+    for (int x = 0; x < length; ++x)
+      out[block + static_cast<std::size_t>(x)] += in[input + static_cast<std::size_t>(x * stride)];
   });
 }
 
 // d_in += the shortcut's share of d_out (the transpose of add_shortcut).
 void ResNet::shortcut_backward(const Block& b, const float* d_out, int n, float* d_in) const {
-  const int channels = b.conv1.in_channels;
-  for_each_shortcut_pixel(b.conv1, n, [&](std::size_t block, std::size_t input) {
-    for (int ch = 0; ch < channels; ++ch)
-      d_in[input + static_cast<std::size_t>(ch)] += d_out[block + static_cast<std::size_t>(ch)];
+  const int stride = b.conv1.stride;
+  for_each_shortcut_row(b.conv1, n, [&](std::size_t block, std::size_t input, int length) {
+    for (int x = 0; x < length; ++x)
+      d_in[input + static_cast<std::size_t>(x * stride)] +=
+          d_out[block + static_cast<std::size_t>(x)];
   });
 }
 
@@ -248,7 +249,7 @@ ConstMatMap ResNet::forward(std::span<const float> params, const BatchView& batc
                             ResNetWorkspace& w) const {
   const int n = batch.count;
   const auto& s = config_.input_shape;
-  stem_.forward(params, batch.features, MapLayout::planar(s[0], s[1], s[2]), n, w.patches.data(),
+  stem_.forward(params, batch.features, MapLayout::dataset(s[0], s[1], s[2]), n, w.patches.data(),
                 w.stem_z.data(), w.gemm);
   stem_norm_.forward(params, w.stem_z.data(), n, w.stem_a.data(), w.stem_stats.data());
   relu(w.stem_a.data(), map_floats(stem_, n));
@@ -256,28 +257,24 @@ ConstMatMap ResNet::forward(std::span<const float> params, const BatchView& batc
   for (std::size_t k = 0; k < blocks_.size(); ++k) {
     const Block& b = blocks_[k];
     ResNetWorkspace::BlockMaps& m = w.blocks[k];
-    b.conv1.forward(params, in, input_layout(b.conv1), n, w.patches.data(), m.z1.data(), w.gemm);
+    b.conv1.forward(params, in, input_layout(b.conv1, n), n, w.patches.data(), m.z1.data(), w.gemm);
     b.norm1.forward(params, m.z1.data(), n, m.h1.data(), m.stats1.data());
     relu(m.h1.data(), map_floats(b.conv1, n));
-    b.conv2.forward(params, m.h1.data(), input_layout(b.conv2), n, w.patches.data(), m.z2.data(),
+    b.conv2.forward(params, m.h1.data(), input_layout(b.conv2, n), n, w.patches.data(), m.z2.data(),
                     w.gemm);
     b.norm2.forward(params, m.z2.data(), n, m.out.data(), m.stats2.data());
     add_shortcut(b, in, n, m.out.data());
     relu(m.out.data(), map_floats(b.conv2, n));
     in = m.out.data();
   }
-  // Global average pool: column e of `pooled` is the mean over example e's pixels.
+  // Global average pool: pooled(c, e) is the mean of example e's channel c.
   const GemmConv& last = blocks_.back().conv2;
   const auto pixels = static_cast<Eigen::Index>(last.out_pixels());
   MatMap pooled = mat_map(w.pooled.data(), head_.in, n, head_.in);
-  for (int e = 0; e < n; ++e) {
-    const float* map = in + static_cast<std::size_t>(e) * static_cast<std::size_t>(pixels) *
-                                static_cast<std::size_t>(head_.in);
-    pooled.col(e).setZero();
-    for (Eigen::Index q = 0; q < pixels; ++q)
-      pooled.col(e) += Eigen::Map<const Eigen::VectorXf>(map + q * head_.in, head_.in);
-    pooled.col(e) /= static_cast<float>(pixels);
-  }
+  for (int c = 0; c < head_.in; ++c)
+    for (int e = 0; e < n; ++e)
+      pooled(c, e) = Eigen::Map<const Eigen::VectorXf>(in + (c * n + e) * pixels, pixels).sum() /
+                     static_cast<float>(pixels);
   head_.forward(params, mat_map(static_cast<const float*>(w.pooled.data()), head_.in, n, head_.in),
                 mat_map(w.logits.data(), head_.out, n, head_.out), w.gemm);
   return mat_map(static_cast<const float*>(w.logits.data()), head_.out, n, head_.out);
@@ -308,13 +305,10 @@ double ResNet::loss_and_grad(std::span<const float> params, const BatchView& bat
   const GemmConv& last = blocks_.back().conv2;
   const auto pixels = static_cast<Eigen::Index>(last.out_pixels());
   const float inv_pixels = 1.0f / static_cast<float>(pixels);
-  for (int e = 0; e < n; ++e)
-    for (Eigen::Index q = 0; q < pixels; ++q)
-      for (int c = 0; c < head_.in; ++c)
-        d_out[(static_cast<std::size_t>(e) * static_cast<std::size_t>(pixels) +
-               static_cast<std::size_t>(q)) *
-                  static_cast<std::size_t>(head_.in) +
-              static_cast<std::size_t>(c)] = dpooled(c, e) * inv_pixels;
+  for (int c = 0; c < head_.in; ++c)
+    for (int e = 0; e < n; ++e)
+      Eigen::Map<Eigen::VectorXf>(d_out + (c * n + e) * pixels, pixels)
+          .setConstant(dpooled(c, e) * inv_pixels);
 
   for (std::size_t k = blocks_.size(); k-- > 0;) {
     const Block& b = blocks_[k];
@@ -323,12 +317,12 @@ double ResNet::loss_and_grad(std::span<const float> params, const BatchView& bat
     // Through the block's final ReLU; d_out is then dL/d(GN2 + shortcut).
     relu_grad(m.out.data(), d_out, map_floats(b.conv2, n));
     b.norm2.backward(params, m.z2.data(), m.stats2.data(), n, d_out, grad, d_tmp); // dL/dz2
-    b.conv2.backward_params(m.h1.data(), input_layout(b.conv2), n, d_tmp, w.patches.data(), grad,
+    b.conv2.backward_params(m.h1.data(), input_layout(b.conv2, n), n, d_tmp, w.patches.data(), grad,
                             w.gemm);
     b.conv2.backward_input(params, d_tmp, n, w.patches.data(), d_in, w.gemm); // dL/dh1
     relu_grad(m.h1.data(), d_in, map_floats(b.conv1, n));
     b.norm1.backward(params, m.z1.data(), m.stats1.data(), n, d_in, grad, d_tmp); // dL/dz1
-    b.conv1.backward_params(in, input_layout(b.conv1), n, d_tmp, w.patches.data(), grad, w.gemm);
+    b.conv1.backward_params(in, input_layout(b.conv1, n), n, d_tmp, w.patches.data(), grad, w.gemm);
     b.conv1.backward_input(params, d_tmp, n, w.patches.data(), d_in, w.gemm); // dL/d(input)
     shortcut_backward(b, d_out, n, d_in);
     std::swap(d_out, d_in); // the block's input is the previous block's output
@@ -336,7 +330,7 @@ double ResNet::loss_and_grad(std::span<const float> params, const BatchView& bat
   relu_grad(w.stem_a.data(), d_out, map_floats(stem_, n));
   stem_norm_.backward(params, w.stem_z.data(), w.stem_stats.data(), n, d_out, grad, d_tmp);
   const auto& s = config_.input_shape;
-  stem_.backward_params(batch.features, MapLayout::planar(s[0], s[1], s[2]), n, d_tmp,
+  stem_.backward_params(batch.features, MapLayout::dataset(s[0], s[1], s[2]), n, d_tmp,
                         w.patches.data(), grad, w.gemm);
   return loss;
 }

@@ -47,6 +47,6 @@ TEST_SUITE("app") {
     const auto& loss = t.metrics.at("train_loss");
     CHECK(accuracy.front() < 0.15);     // the initial model is near chance (0.1)
     CHECK(accuracy.back() >= 0.25);     // 0.355 when this test was written
-    CHECK(loss.back() < loss[1] - 0.3); // 2.57 -> 1.78 then
+    CHECK(loss.back() < loss[1] - 0.3);
   }
 }

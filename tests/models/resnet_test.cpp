@@ -56,7 +56,7 @@ TEST_SUITE("models") {
     std::vector<float> patches(c.patch_floats(n)), z(3 * c.out_pixels() * n);
     GemmScratch scratch;
     c.reserve(scratch, n);
-    c.forward(w, x.features.data(), MapLayout::planar(2, 5, 6), n, patches.data(), z.data(),
+    c.forward(w, x.features.data(), MapLayout::dataset(2, 5, 6), n, patches.data(), z.data(),
               scratch);
     for (int e = 0; e < n; ++e)
       for (int oy = 0; oy < 3; ++oy)
@@ -70,11 +70,11 @@ TEST_SUITE("models") {
                   if (iy < 0 || iy >= 5 || ix < 0 || ix >= 6)
                     continue;
                   want += static_cast<double>(
-                              w[static_cast<std::size_t>(co + 3 * ((ky * 3 + kx) * 2 + ci))]) *
+                              w[static_cast<std::size_t>((ky * 3 + kx) * 2 + ci + 18 * co)]) *
                           static_cast<double>(
                               x.features[static_cast<std::size_t>(e * 60 + ci * 30 + iy * 6 + ix)]);
                 }
-            const float got = z[static_cast<std::size_t>(co + 3 * (e * 9 + oy * 3 + ox))];
+            const float got = z[static_cast<std::size_t>(co * 9 * n + e * 9 + oy * 3 + ox)];
             CHECK(static_cast<double>(got) == doctest::Approx(want).epsilon(1e-5));
           }
   }
@@ -90,7 +90,7 @@ TEST_SUITE("models") {
     params[1] = 2.0f;                                        // gamma of channel 1 (group 0)
     params[4] = 0.5f;                                        // beta of channel 0
     params[5] = 0.5f;                                        // beta of channel 1
-    const OwnedBatch z = random_batch(4 * 6, 3, 2, 3.0, 11); // pixel-major, 3 examples
+    const OwnedBatch z = random_batch(4 * 6, 3, 2, 3.0, 11); // 3 examples, channel-major
     std::vector<float> y(z.features.size()), stats(2 * 2 * 3);
     g.forward(params, z.features.data(), 3, y.data(), stats.data());
     for (int e = 0; e < 3; ++e)
@@ -98,12 +98,12 @@ TEST_SUITE("models") {
         double sum = 0, squares = 0;
         for (int p = 0; p < 6; ++p)
           for (int c = 2 * group; c < 2 * group + 2; ++c)
-            sum += static_cast<double>(y[static_cast<std::size_t>(e * 24 + p * 4 + c)]);
+            sum += static_cast<double>(y[static_cast<std::size_t>(c * 18 + e * 6 + p)]);
         const double mean = sum / 12;
         for (int p = 0; p < 6; ++p)
           for (int c = 2 * group; c < 2 * group + 2; ++c) {
             const double d =
-                static_cast<double>(y[static_cast<std::size_t>(e * 24 + p * 4 + c)]) - mean;
+                static_cast<double>(y[static_cast<std::size_t>(c * 18 + e * 6 + p)]) - mean;
             squares += d * d;
           }
         CAPTURE(e);
@@ -149,7 +149,8 @@ TEST_SUITE("models") {
     CHECK(far * 200 <= checked); // at most 0.5%
   }
 
-  TEST_CASE("ResNet: same inputs give bit-identical gradients, and smaller batches fit the workspace") {
+  TEST_CASE(
+      "ResNet: same inputs give bit-identical gradients, and smaller batches fit the workspace") {
     const ResNet m({{1, 12, 12}, 4, 1, 2});
     const OwnedBatch b = random_batch(144, 5, 4, 1.0, 31);
     const std::vector<float> p = init_params(m, 32);
