@@ -119,6 +119,20 @@ public:
     return columns;
   }
 
+  // A dataset's extent is only a declaration: a chunked dataset never written can declare
+  // 10^12 values in a file of a few kilobytes. Before a buffer of `count` values is allocated,
+  // the file must hold storage that could inflate to them (deflate expands at most 1032:1; a
+  // small read is allowed without storage, e.g. an unwritten fill-value dataset).
+  void check_storage(hid_t set, hsize_t count, std::size_t value_bytes,
+                     const std::string& what) const {
+    constexpr double kSmall = 1 << 20;
+    const double wanted = static_cast<double>(count) * static_cast<double>(value_bytes);
+    const double stored = static_cast<double>(H5Dget_storage_size(set));
+    if (wanted > kSmall && wanted > 1032.0 * stored)
+      bad(what + " declares " + std::to_string(count) + " values but the file stores " +
+          std::to_string(static_cast<long long>(stored)) + " bytes of it");
+  }
+
   template <class T>
   std::vector<T> read_vector(hid_t set, hid_t memory_type, const std::string& what) const {
     Hdf5Handle space(must(H5Dget_space(set), what), Kind::Dataspace);
@@ -126,6 +140,7 @@ public:
       bad(what + " is not one-dimensional");
     hsize_t size = 0;
     must(H5Sget_simple_extent_dims(space.get(), &size, nullptr), what);
+    check_storage(set, size, sizeof(T), what);
     std::vector<T> values(size);
     if (size > 0)
       must(H5Dread(set, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), what);
@@ -138,7 +153,11 @@ public:
       bad(what + " is not two-dimensional");
     hsize_t dims[2] = {0, 0};
     must(H5Sget_simple_extent_dims(space.get(), dims, nullptr), what);
-    std::vector<std::int64_t> flat(dims[0] * dims[1]);
+    hsize_t count = 0;
+    if (__builtin_mul_overflow(dims[0], dims[1], &count))
+      bad(what + " declares more values than memory can address");
+    check_storage(set, count, sizeof(std::int64_t), what);
+    std::vector<std::int64_t> flat(count);
     if (!flat.empty())
       must(H5Dread(set, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, flat.data()), what);
     std::vector<std::vector<std::int64_t>> rows(dims[0]);

@@ -106,6 +106,31 @@ TEST_SUITE("trace") {
     CHECK(message.rfind(path + ": not a dtsim trace (metrics", 0) == 0);
   }
 
+  TEST_CASE("read_trace: a column declaring more values than the file stores is refused") {
+    // Found by fuzz_trace_schema: a chunked dataset that was never written can declare 10^12
+    // values in a small file; the reader allocated a buffer of that size.
+    TempDir dir("extent");
+    const std::string path = dir.file("huge.h5");
+    write_foreign_hdf5(path, 1);
+    {
+      const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+      const hid_t group = H5Gcreate2(file, "metrics", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+      const hsize_t n = hsize_t{1} << 40, chunk = 1;
+      const hid_t space = H5Screate_simple(1, &n, nullptr);
+      const hid_t create = H5Pcreate(H5P_DATASET_CREATE);
+      H5Pset_chunk(create, 1, &chunk);
+      const hid_t set = H5Dcreate2(group, "test_accuracy", H5T_IEEE_F64LE, space, H5P_DEFAULT,
+                                   create, H5P_DEFAULT);
+      H5Dclose(set);
+      H5Pclose(create);
+      H5Sclose(space);
+      H5Gclose(group);
+      REQUIRE(H5Fclose(file) >= 0);
+    }
+    CHECK(read_error(path) == path + ": not a dtsim trace (metrics/test_accuracy declares " +
+                                  "1099511627776 values but the file stores 0 bytes of it)");
+  }
+
   TEST_CASE("Hdf5Handle: the sink and the reader leave no HDF5 identifier open") {
     TempDir dir("leaks");
     const std::string path = dir.file("run.h5");
