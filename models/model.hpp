@@ -51,6 +51,9 @@ public:
                               Workspace& ws) const = 0;
   // Floating-point operations of one forward + backward pass per example (for benchmarks).
   virtual double flops_per_example() const = 0;
+  // The most examples one evaluate() call should take (a workspace is made for that many per
+  // thread): large for models whose workspace is small per example, smaller where it is not.
+  virtual int max_eval_batch() const { return 500; }
 
   // Example-ordering support (GraB family): one batched forward/backward pass that also
   // writes each example's own gradient of its cross-entropy loss as column k of

@@ -8,8 +8,9 @@
 namespace dtsim {
 
 Evaluator::Evaluator(const Model& model, const Dataset& data, std::size_t count)
-    : model_(model), data_(data), count_(count == 0 ? data.size() : std::min(count, data.size())),
-      workspaces_([&model] { return model.make_workspace(kChunk); }) {}
+    : model_(model), chunk_(static_cast<std::size_t>(std::max(model.max_eval_batch(), 1))),
+      data_(data), count_(count == 0 ? data.size() : std::min(count, data.size())),
+      workspaces_([this] { return model_.make_workspace(static_cast<int>(chunk_)); }) {}
 
 EvalResult Evaluator::evaluate(std::span<const float> params) {
   EvalResult r;
@@ -20,13 +21,13 @@ EvalResult Evaluator::evaluate(std::span<const float> params) {
 void Evaluator::evaluate_many(std::span<const std::span<const float>> models, std::size_t count,
                               std::span<EvalResult> out) {
   count = std::min(count, count_);
-  const std::size_t chunks = (count + kChunk - 1) / kChunk;
+  const std::size_t chunks = (count + chunk_ - 1) / chunk_;
   const std::size_t jobs = chunks * models.size();
   partial_.assign(jobs, EvalResult{});
   tbb::parallel_for(std::size_t{0}, jobs, [&](std::size_t job) {
     const std::size_t m = job / chunks, c = job % chunks;
-    const std::size_t first = c * kChunk;
-    const std::size_t n = std::min<std::size_t>(kChunk, count - first);
+    const std::size_t first = c * chunk_;
+    const std::size_t n = std::min(chunk_, count - first);
     BatchView batch{data_.features.data() + first * static_cast<std::size_t>(data_.num_features()),
                     data_.num_features(), static_cast<int>(n), data_.labels.data() + first};
     partial_[job] = model_.evaluate(models[m], batch, *workspaces_.local());

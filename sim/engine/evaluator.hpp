@@ -25,8 +25,8 @@ public:
   std::size_t count() const { return count_; }
 
 private:
-  static constexpr int kChunk = 500;
   const Model& model_;
+  const std::size_t chunk_; // examples per task: Model::max_eval_batch()
   const Dataset& data_;
   std::size_t count_;
   tbb::enumerable_thread_specific<std::unique_ptr<Workspace>> workspaces_;
