@@ -21,7 +21,9 @@ namespace dtsim {
 // node's own copies would have been evicted by the other nodes' tasks since its last step
 // (for the 32-node MLP run, a cold gradient buffer alone costs a read and a write-back of
 // 0.94 MB per step). Every task overwrites what it reads, so results do not depend on which
-// thread's set a task used.
+// thread's set a task used. Requires that nothing inside a gradient task (model, algorithm
+// hooks, orderer) waits on other oneTBB work: a waiting thread may start another gradient
+// task, which would take the same set.
 struct TaskScratch {
   Eigen::MatrixXf batch;            // features x batch_size
   std::vector<std::int32_t> labels; // batch_size
