@@ -12,6 +12,7 @@
 #include <memory>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
 #include <vector>
 #include <zip.h>
 
@@ -42,7 +43,8 @@ NumericArray from_npy_folder(const std::string& folder, const std::string& name)
   std::ifstream in(file, std::ios::binary);
   if (!in) {
     std::vector<std::string> found;
-    for (const auto& e : std::filesystem::directory_iterator(folder))
+    std::error_code ec; // an unreadable folder lists nothing
+    for (const auto& e : std::filesystem::directory_iterator(folder, ec))
       if (e.path().extension() == ".npy")
         found.push_back(e.path().stem().string());
     std::sort(found.begin(), found.end());
@@ -155,9 +157,10 @@ NumericArray from_hdf5(const std::string& path, const std::string& name) {
 } // namespace
 
 NumericArray read_named_array(const std::string& path, const std::string& name) {
-  if (std::filesystem::is_directory(path))
+  std::error_code ec; // a path the OS refuses (e.g. a name too long) does not exist either
+  if (std::filesystem::is_directory(path, ec))
     return from_npy_folder(path, name);
-  if (!std::filesystem::exists(path))
+  if (!std::filesystem::exists(path, ec))
     bad(path + ": no such file or folder");
   const std::string ext = std::filesystem::path(path).extension().string();
   if (ext == ".npz")

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <set>
+#include <system_error>
 
 namespace dtsim {
 namespace {
@@ -114,7 +115,8 @@ SweepPlan plan_sweep(const std::string& sweep_path) {
   const std::filesystem::path folder = std::filesystem::path(sweep_path).parent_path();
   const std::string base = p.text("base");
   plan.base_scenario = (folder / base).lexically_normal().string();
-  if (!std::filesystem::exists(plan.base_scenario))
+  std::error_code ec; // a path the OS refuses (e.g. a name too long) is a missing file too
+  if (!std::filesystem::exists(plan.base_scenario, ec))
     p.fail("base", "no such scenario file: " + plan.base_scenario);
   // Relative to the sweep file, like every path written in a file (the default: to the
   // current folder).
@@ -178,7 +180,7 @@ SweepPlan plan_sweep(const std::string& sweep_path) {
     const Params from = p.child("points");
     const std::string other = (folder / from.text("from")).lexically_normal().string();
     from.reject_unused();
-    if (!std::filesystem::exists(other))
+    if (!std::filesystem::exists(other, ec))
       from.fail("from", "no such sweep file: " + other);
     const auto other_tree = parse_yaml_file(other);
     const ParamNode* list = other_tree->find("points");

@@ -111,6 +111,17 @@ TEST_SUITE("data") {
                        std::string(24, '\0'))) == "(no error)");
   }
 
+  TEST_CASE("arrays: a path the OS refuses is a missing file, not an exception") {
+    // The same defect fuzz_sweep found in the sweep loader: a name longer than the OS allows
+    // made std::filesystem throw instead of reporting the missing file.
+    try {
+      read_named_array("/tmp/" + std::string(300, 'q') + ".npz", "x_train");
+      FAIL("accepted");
+    } catch (const std::runtime_error& e) {
+      CHECK(std::string(e.what()).find(": no such file or folder") != std::string::npos);
+    }
+  }
+
   TEST_CASE("npz: a member declaring more bytes than deflate can expand to is refused") {
     // Found by fuzz_arrays: the declared size became an allocation (out of memory).
     const std::string path =
