@@ -4,7 +4,7 @@
 # long runs added to it. Prints each target's figures (inputs run, coverage, corpus size,
 # findings) as one table row; findings are kept in WORK/<target>/ for triage.
 #
-#   scripts/fuzz_long.sh SECONDS WORK [TARGET...]     (default: all seven targets)
+#   scripts/fuzz_long.sh SECONDS WORK [TARGET...]     (default: all eight targets)
 #
 # Needs the asan build (cmake --preset asan && cmake --build --preset asan). Targets run in
 # fork mode and go on after a finding (each is kept as crash-*, oom-* or timeout-*), so that
@@ -17,7 +17,7 @@ seconds=${1:?usage: fuzz_long.sh SECONDS WORK [TARGET...]}
 work=${2:?usage: fuzz_long.sh SECONDS WORK [TARGET...]}
 shift 2
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(scenario sweep text_rows idx cifar arrays trace)
+[ ${#targets[@]} -gt 0 ] || targets=(scenario sweep text_rows idx cifar arrays trace trace_schema)
 bin=build/asan/tests/fuzz
 export ASAN_OPTIONS=detect_leaks=0
 
