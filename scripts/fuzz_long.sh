@@ -21,14 +21,24 @@ targets=("$@")
 bin=build/asan/tests/fuzz
 export ASAN_OPTIONS=detect_leaks=0
 
-printf '%-10s %8s %10s %8s %8s %8s %s\n' target seconds inputs cov features corpus findings
+# Seconds of user + system time of a finished command's children, from bash's `times`.
+children_cpu_seconds() {
+  tail -1 | awk '{ s = 0; for (i = 1; i <= 2; ++i) { split($i, p, "m"); s += p[1] * 60 + p[2] }
+                   printf "%.0f", s }'
+}
+
+printf '%-12s %8s %8s %10s %8s %8s %8s %s\n' target seconds cpu_s inputs cov features corpus \
+  findings
 for t in "${targets[@]}"; do
   dir=$work/$t
   mkdir -p "$dir/corpus"
   extra=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
-  "$bin/fuzz_$t" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$dir/" "${extra[@]}" \
-    "$dir/corpus" "tests/fuzz/corpus/$t" >"$dir/log" 2>&1 || true
+  cpu=$( (
+    "$bin/fuzz_$t" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 \
+      -print_final_stats=1 -artifact_prefix="$dir/" "${extra[@]}" \
+      "$dir/corpus" "tests/fuzz/corpus/$t" >"$dir/log" 2>&1 || true
+    times
+  ) | children_cpu_seconds)
   # The figures from libFuzzer's own report: the last status line and the final stats.
   status=$(grep -E '^#[0-9]+' "$dir/log" | tail -1 || true)
   inputs=$( (grep -oE 'number_of_executed_units: *[0-9]+' "$dir/log" || true) | grep -oE '[0-9]+$' |
@@ -39,8 +49,8 @@ for t in "${targets[@]}"; do
   corpus=$(find "$dir/corpus" -type f | wc -l)
   findings=$(find "$dir" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'oom-*' -o \
     -name 'timeout-*' -o -name 'leak-*' \) | wc -l)
-  printf '%-10s %8s %10s %8s %8s %8s %s\n' "$t" "$seconds" "$inputs" "$cov" "$ft" "$corpus" \
-    "$findings"
+  printf '%-12s %8s %8s %10s %8s %8s %8s %s\n' "$t" "$seconds" "$cpu" "$inputs" "$cov" "$ft" \
+    "$corpus" "$findings"
   if [ "${MERGE:-0}" = 1 ]; then
     "$bin/fuzz_$t" -merge=1 -rss_limit_mb=2048 "tests/fuzz/corpus/$t" "$dir/corpus" \
       >>"$dir/log" 2>&1 || true
