@@ -11,7 +11,7 @@ include(CMakePackageConfigHelpers)
 add_library(dtsim_all INTERFACE)
 target_link_libraries(dtsim_all INTERFACE dtsim_cli)
 
-set(dtsim_exported dtsim_options dtsim_core dtsim_data dtsim_models dtsim_topologies
+set(dtsim_exported dtsim_options dtsim_core dtsim_data dtsim_models dtsim_cuda dtsim_topologies
     dtsim_system dtsim_engine dtsim_compression dtsim_ordering dtsim_optimizers dtsim_hdf5
     dtsim_trace dtsim_scenario dtsim_analysis dtsim_sweep_runner dtsim_cli dtsim_all)
 foreach(target ${dtsim_exported})
@@ -27,7 +27,7 @@ install(TARGETS ${dtsim_exported} EXPORT dtsimTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # Headers keep their paths below include/dtsim ("sim/optimizers/algorithm_setup.hpp").
-foreach(dir sim models topologies data analysis apps)
+foreach(dir sim models cuda topologies data analysis apps)
   install(DIRECTORY ${dir} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dtsim
           FILES_MATCHING PATTERN "*.hpp")
 endforeach()

@@ -10,10 +10,15 @@ namespace dtsim {
 
 GradientSlot::GradientSlot(const Model& model, const Dataset& train, int batch_size,
                            TaskScratchPool& scratch, bool keep_gradient)
-    : model_(model), train_(train), scratch_(scratch),
+    : model_(model), train_(&train), scratch_(&scratch), batcher_(nullptr),
       indices_(static_cast<std::size_t>(batch_size)),
       grad_(keep_gradient ? static_cast<Eigen::Index>(model.num_params()) : 0), count_(batch_size) {
 }
+
+GradientSlot::GradientSlot(const Model& model, int batch_size, GradientBatcher& batcher)
+    : model_(model), train_(nullptr), scratch_(nullptr), batcher_(&batcher),
+      indices_(static_cast<std::size_t>(batch_size)),
+      grad_(static_cast<Eigen::Index>(model.num_params())), count_(batch_size) {}
 
 void GradientSlot::set_count(int count) {
   DTSIM_ASSERT(!busy_, "set_count() while a gradient is in flight");
@@ -23,6 +28,7 @@ void GradientSlot::set_count(int count) {
 }
 
 void GradientSlot::enable_per_example() {
+  DTSIM_ASSERT(batcher_ == nullptr, "batched gradients have no per-example gradients");
   DTSIM_ASSERT(model_.supports_per_example_grads(), "the model has no per-example gradients");
   per_example_.resize(static_cast<Eigen::Index>(model_.num_params() * indices_.size()));
 }
@@ -31,18 +37,27 @@ void GradientSlot::launch(std::span<float> params, Algorithm& algorithm, Example
                           int node) {
   DTSIM_ASSERT(!busy_, "a node started a gradient while one was in flight");
   busy_ = true;
+  if (batcher_ != nullptr) {
+    params_ = params;
+    algorithm_ = &algorithm;
+    node_ = node;
+    pending_ = true;
+    gradient_wall_s_ = hooks_wall_s_ = order_wall_s_ = 0; // the batcher keeps the batch's times
+    batcher_->add(*this);
+    return;
+  }
   group_.run([this, params, &algorithm, &order, node] {
     // Wall times are statistics for the benchmark only; they never feed the simulation.
     using Clock = std::chrono::steady_clock;
     const auto t0 = Clock::now();
     algorithm.before_gradient(node, params);
     const auto t1 = Clock::now();
-    TaskScratch& s = scratch_.local();
+    TaskScratch& s = scratch_->local();
     const auto n = static_cast<std::size_t>(count_);
     for (std::size_t k = 0; k < n; ++k) {
       const auto idx = static_cast<Eigen::Index>(indices_[k]);
-      s.batch.col(static_cast<Eigen::Index>(k)) = train_.features.col(idx);
-      s.labels[k] = train_.labels[static_cast<std::size_t>(idx)];
+      s.batch.col(static_cast<Eigen::Index>(k)) = train_->features.col(idx);
+      s.labels[k] = train_->labels[static_cast<std::size_t>(idx)];
     }
     const BatchView view{s.batch.data(), static_cast<int>(s.batch.rows()), count_, s.labels.data()};
     Vec& grad_buffer = grad_.size() > 0 ? grad_ : s.grad;
@@ -66,15 +81,37 @@ void GradientSlot::launch(std::span<float> params, Algorithm& algorithm, Example
   });
 }
 
+void GradientSlot::run_before_hook() {
+  algorithm_->before_gradient(node_, params_);
+}
+
+GradientJob GradientSlot::job() {
+  const auto n = static_cast<std::size_t>(count_);
+  return GradientJob{params_,
+                     std::span<const std::uint32_t>(indices_).first(n),
+                     {grad_.data(), static_cast<std::size_t>(grad_.size())}};
+}
+
+void GradientSlot::run_after_hook(double loss) {
+  algorithm_->after_gradient(node_, params_,
+                             {grad_.data(), static_cast<std::size_t>(grad_.size())});
+  loss_ = loss;
+  pending_ = false;
+}
+
 void GradientSlot::join() {
   DTSIM_ASSERT(busy_, "join() without a gradient in flight");
-  group_.wait();
+  wait();
   busy_ = false;
 }
 
 void GradientSlot::wait() {
-  if (busy_)
+  if (!busy_)
+    return;
+  if (batcher_ == nullptr)
     group_.wait();
+  else if (pending_)
+    batcher_->run_pending();
 }
 
 } // namespace dtsim

@@ -8,6 +8,7 @@
 #include "sim/core/sim_time.hpp"
 #include "sim/engine/algorithm.hpp"
 #include "sim/engine/example_order.hpp"
+#include "sim/engine/gradient_batcher.hpp"
 #include "sim/engine/task_scratch.hpp"
 
 #include <Eigen/Core>
@@ -29,10 +30,15 @@ namespace dtsim {
 // is used in place: the Context forbids the engine thread to write it while the task runs. join()
 // waits for the task and frees the slot; wait() only waits. The result depends only on the inputs
 // fixed at launch, never on which thread ran it or when.
+//
+// Batched mode (the second constructor): launch() hands the gradient to a GradientBatcher
+// instead of starting a task, the node keeps its own gradient buffer, and join() or wait() of
+// a gradient not yet computed runs the batcher's open batch first.
 class GradientSlot {
 public:
   GradientSlot(const Model& model, const Dataset& train, int batch_size, TaskScratchPool& scratch,
                bool keep_gradient);
+  GradientSlot(const Model& model, int batch_size, GradientBatcher& batcher);
 
   // Room for a full batch; the orderer fills the first count() entries.
   std::span<std::uint32_t> indices() { return indices_; }
@@ -63,9 +69,21 @@ public:
   SimTime duration;
 
 private:
+  friend class GradientBatcher;
+  // Batched mode, called by the batcher: the algorithm's hooks and the job they surround.
+  void run_before_hook();
+  GradientJob job();
+  void run_after_hook(double loss);
+
   const Model& model_;
-  const Dataset& train_;
-  TaskScratchPool& scratch_;
+  const Dataset* train_;     // per-node tasks only
+  TaskScratchPool* scratch_; // per-node tasks only
+  GradientBatcher* batcher_; // batched mode only
+  // The launch's inputs, kept for a batched gradient until its batch runs.
+  std::span<float> params_;
+  Algorithm* algorithm_ = nullptr;
+  int node_ = -1;
+  bool pending_ = false;
   std::vector<std::uint32_t> indices_;
   Vec grad_;        // keep_gradient: the node's own; else empty
   Vec per_example_; // num_params x batch when enabled, else empty

@@ -43,17 +43,24 @@ Simulator::Simulator(const SimulationParts& parts, EngineConfig config)
     evaluator_.emplace(*parts.model, *parts.test,
                        static_cast<std::size_t>(config_.eval_test_samples));
   }
-  if (!timing_only())
+  if (!timing_only() && parts.batched) {
+    DTSIM_ASSERT(!order_->needs_per_example_grads(),
+                 "batched gradients have no per-example gradients for a balancing orderer");
+    batcher_ = std::make_unique<GradientBatcher>(*parts.batched, nodes_);
+    for (int i = 0; i < nodes_; ++i)
+      slots_.push_back(std::make_unique<GradientSlot>(*parts.model, config_.batch_size, *batcher_));
+  } else if (!timing_only()) {
     task_scratch_ = std::make_unique<TaskScratchPool>(
         *parts.model, parts.train->num_features(), config_.batch_size,
         !parts.algorithm->reads_gradient_after_task());
-  for (int i = 0; i < nodes_ && !timing_only(); ++i) {
-    slots_.push_back(std::make_unique<GradientSlot>(*parts.model, *parts.train, config_.batch_size,
-                                                    *task_scratch_,
-                                                    parts.algorithm->reads_gradient_after_task()));
-    // Only orderers that balance pay for the per-example buffers.
-    if (order_->needs_per_example_grads())
-      slots_.back()->enable_per_example();
+    for (int i = 0; i < nodes_; ++i) {
+      slots_.push_back(std::make_unique<GradientSlot>(
+          *parts.model, *parts.train, config_.batch_size, *task_scratch_,
+          parts.algorithm->reads_gradient_after_task()));
+      // Only orderers that balance pay for the per-example buffers.
+      if (order_->needs_per_example_grads())
+        slots_.back()->enable_per_example();
+    }
   }
   if (config_.eval_per_epoch)
     probe_ = std::make_unique<EpochProbe>(*parts.model, *parts.train, *parts.partition,
@@ -69,8 +76,9 @@ Simulator::Simulator(const SimulationParts& parts, EngineConfig config)
 
 Simulator::~Simulator() {
   // Tasks read buffers this object owns: never let one outlive it (also on exceptions).
+  // Batched gradients run on the engine thread only when joined: none is running now.
   for (auto& slot : slots_)
-    if (slot->busy()) {
+    if (slot->busy() && !batcher_) {
       try {
         slot->join();
       } catch (...) {
@@ -626,6 +634,18 @@ RunSummary Simulator::summary() const {
       {"epoch_wall_seconds", epoch_wall_s_},
       {"order_bytes", static_cast<double>(order_bytes_)},
   };
+  if (batcher_) {
+    const TransferStats bus = batcher_->backend().transfers();
+    s.number_attributes.insert(
+        s.number_attributes.end(),
+        {{"gradient_batches", static_cast<double>(batcher_->batches())},
+         {"gradient_batch_mean",
+          static_cast<double>(batcher_->jobs()) /
+              static_cast<double>(std::max<std::int64_t>(1, batcher_->batches()))},
+         {"gradient_batch_largest", static_cast<double>(batcher_->largest_batch())},
+         {"host_to_device_bytes", static_cast<double>(bus.host_to_device_bytes)},
+         {"device_to_host_bytes", static_cast<double>(bus.device_to_host_bytes)}});
+  }
   if (probe_)
     s.number_attributes.emplace_back("memory_epoch_probe_bytes",
                                      static_cast<double>(probe_->scratch_bytes()));
@@ -698,6 +718,10 @@ RunResult Simulator::run(RunHeader header) {
       hooks_wall_s_ += slot->hooks_wall_seconds();
       order_task_wall_s_ += slot->order_wall_seconds();
     }
+  if (batcher_) {
+    gradient_wall_s_ += batcher_->gradient_wall_seconds();
+    hooks_wall_s_ += batcher_->hooks_wall_seconds();
+  }
   if (last_eval_time_ != now_ && status_ != RunStatus::Diverged)
     evaluate();
   RunSummary s = summary();

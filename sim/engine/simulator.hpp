@@ -50,6 +50,9 @@ struct SimulationParts {
   TraceSink* trace = nullptr;
   ExampleOrder* order = nullptr; // the nodes' example orders (required unless timing-only)
   const TimingOnly* timing = nullptr;
+  // model.backend cpu-batched or cuda: gradients run in batches on this backend instead of
+  // as one task per node (null: per-node tasks).
+  BatchedGradients* batched = nullptr;
 };
 
 struct RunResult {
@@ -161,7 +164,8 @@ private:
   int nodes_;
   std::size_t dim_;
   Eigen::MatrixXf node_params_;                      // dim x nodes: all models contiguous
-  std::unique_ptr<TaskScratchPool> task_scratch_;    // null when timing-only
+  std::unique_ptr<TaskScratchPool> task_scratch_;    // null when timing-only or batched
+  std::unique_ptr<GradientBatcher> batcher_;         // batched gradients only
   std::vector<std::unique_ptr<GradientSlot>> slots_; // empty when timing-only
   // Timing-only: the gradient in flight per node (no slot, no task).
   struct TimingGradient {

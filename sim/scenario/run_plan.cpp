@@ -9,6 +9,7 @@
 #include "sim/core/errors.hpp"
 #include "sim/optimizers/algorithm_setup.hpp"
 #include "sim/optimizers/ordering/order_setup.hpp"
+#include "sim/scenario/gradient_backend.hpp"
 #include "sim/scenario/yaml_tree.hpp"
 #include "topologies/make_topology.hpp"
 
@@ -132,6 +133,9 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
     plan.order =
         make_order(data.child("order"), OrderSetup{nodes, plan.engine.batch_size, plan.seed,
                                                    &plan.partition, plan.model.get()});
+    plan.batched = make_gradient_backend(model, *plan.model, plan.data->train,
+                                         plan.engine.batch_size, *plan.order, use == PlanUse::run);
+    plan.backend = model.text("backend", "cpu");
   }
   const double dim = plan.model ? static_cast<double>(plan.model->num_params()) : 0.0;
   // Node models, the average/eval copies, and in-flight messages (a few per node); balancing
@@ -139,6 +143,8 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
   plan.memory_estimate_bytes = dim * sizeof(float) * (2.0 * nodes + 8.0);
   if (plan.order && plan.order->needs_per_example_grads())
     plan.memory_estimate_bytes += dim * sizeof(float) * plan.engine.batch_size * nodes;
+  if (plan.backend != "cpu") // batched: every node keeps its own gradient
+    plan.memory_estimate_bytes += dim * sizeof(float) * nodes;
   if (plan.memory_estimate_bytes > kMaxMemoryBytes)
     root.fail("nodes",
               "this run would need about " +
@@ -232,7 +238,8 @@ RunResult execute_plan(RunPlan& plan, TraceSink& sink, int threads) {
                         plan.algorithm.get(),
                         &sink,
                         plan.order.get(),
-                        plan.timing ? &*plan.timing : nullptr};
+                        plan.timing ? &*plan.timing : nullptr,
+                        plan.batched.get()};
   Simulator sim(parts, plan.engine);
   RunHeader header;
   header.name = plan.name;
@@ -247,7 +254,10 @@ RunResult execute_plan(RunPlan& plan, TraceSink& sink, int threads) {
                             {"model", plan.describe_model()},
                             {"algorithm", plan.algorithm->describe()},
                             {"order", plan.order ? plan.order->describe() : "none (timing-only)"},
-                            {"topology", plan.topology->name()}};
+                            {"topology", plan.topology->name()},
+                            {"gradient_backend", plan.batched  ? plan.batched->describe()
+                                                 : plan.timing ? "none (timing-only)"
+                                                               : "cpu"}};
   header.text_attributes.insert(header.text_attributes.end(), plan.trace_attributes.begin(),
                                 plan.trace_attributes.end());
   header.number_attributes = {{"threads", threads},

@@ -6,6 +6,7 @@
 #include "data/partition.hpp"
 #include "models/model.hpp"
 #include "sim/engine/algorithm.hpp"
+#include "sim/engine/batched_gradients.hpp"
 #include "sim/engine/engine_config.hpp"
 #include "sim/engine/example_order.hpp"
 #include "sim/engine/simulator.hpp"
@@ -48,6 +49,10 @@ struct RunPlan {
   std::unique_ptr<NetworkModel> network;
   std::unique_ptr<Algorithm> algorithm;
   std::unique_ptr<ExampleOrder> order; // data.order
+  std::string backend = "cpu";         // model.backend
+  // The batched gradient backend (model.backend cpu-batched or cuda) of a running plan;
+  // null for cpu, timing-only runs and checking plans.
+  std::unique_ptr<BatchedGradients> batched;
   EngineConfig engine;
   std::string output_path;
   std::string events; // none | summary | full

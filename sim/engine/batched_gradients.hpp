@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+// A backend that computes many nodes' minibatch gradients in one call (model.backend).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace dtsim {
+
+// One node's gradient: its model, the training-set rows of its minibatch, and where the
+// gradient of the mean cross-entropy over those rows goes.
+struct GradientJob {
+  std::span<const float> params;
+  std::span<const std::uint32_t> indices;
+  std::span<float> grad; // out
+  double loss = 0.0;     // out: the mean minibatch loss
+};
+
+// What a backend moved between host and device memory (zero on the CPU).
+struct TransferStats {
+  std::int64_t host_to_device_bytes = 0;
+  std::int64_t device_to_host_bytes = 0;
+};
+
+// Computes a batch of jobs at once: the engine hands it every gradient started since the
+// last batch (a synchronous round's n nodes arrive as one batch), so that a device can run
+// them as a few batched kernels rather than one launch per node. A job's result depends only
+// on its own inputs and on the backend (and device) computing it, never on the other jobs or
+// on the thread count.
+class BatchedGradients {
+public:
+  virtual ~BatchedGradients() = default;
+  virtual std::string describe() const = 0;
+  // The jobs' params, indices and grad spans do not overlap one another's outputs.
+  virtual void compute(std::span<GradientJob> jobs) = 0;
+  virtual TransferStats transfers() const { return {}; }
+};
+
+} // namespace dtsim

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+// Batched gradients on the CPU: the model's per-node path, in parallel over jobs.
+#include "sim/engine/cpu_batched_gradients.hpp"
+
+#include "sim/core/errors.hpp"
+
+#include <tbb/parallel_for.h>
+
+namespace dtsim {
+
+CpuBatchedGradients::CpuBatchedGradients(const Model& model, const Dataset& train, int batch_size)
+    : model_(model), train_(train),
+      scratch_(model, static_cast<int>(train.num_features()), batch_size, false) {}
+
+std::string CpuBatchedGradients::describe() const {
+  return "cpu-batched (" + model_.describe() + ")";
+}
+
+void CpuBatchedGradients::compute(std::span<GradientJob> jobs) {
+  // One job per chunk: the body does not wait on oneTBB work, so no thread can start
+  // another body while it holds its scratch (task_scratch.hpp).
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, jobs.size(), 1),
+                    [&](const tbb::blocked_range<std::size_t>& range) {
+                      TaskScratch& s = scratch_.local();
+                      for (std::size_t j = range.begin(); j != range.end(); ++j) {
+                        GradientJob& job = jobs[j];
+                        const auto count = static_cast<Eigen::Index>(job.indices.size());
+                        DTSIM_ASSERT(count >= 1 && count <= s.batch.cols(),
+                                     "a job's batch is empty or larger than the batch size");
+                        for (Eigen::Index k = 0; k < count; ++k) {
+                          const auto idx = static_cast<Eigen::Index>(job.indices[k]);
+                          s.batch.col(k) = train_.features.col(idx);
+                          s.labels[static_cast<std::size_t>(k)] =
+                              train_.labels[static_cast<std::size_t>(idx)];
+                        }
+                        const BatchView view{s.batch.data(), static_cast<int>(s.batch.rows()),
+                                             static_cast<int>(count), s.labels.data()};
+                        job.loss = model_.loss_and_grad(job.params, view, job.grad, *s.workspace);
+                      }
+                    });
+}
+
+} // namespace dtsim

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+// model.backend: cpu, cpu-batched or cuda, and what each can run.
+#include "sim/scenario/gradient_backend.hpp"
+
+#include "cuda/cuda_backend.hpp"
+#include "models/mlp.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/engine/cpu_batched_gradients.hpp"
+
+#include <stdexcept>
+
+namespace dtsim {
+
+std::unique_ptr<BatchedGradients> make_gradient_backend(const Params& model_section,
+                                                        const Model& model, const Dataset& train,
+                                                        int batch_size, const ExampleOrder& order,
+                                                        bool for_run) {
+  const std::string backend =
+      model_section.choice("backend", "cpu", {"cpu", "cpu-batched", "cuda"});
+  if (backend == "cpu")
+    return nullptr;
+  if (order.needs_per_example_grads())
+    model_section.fail("backend", "backend " + backend +
+                                      " computes no per-example gradients, which the example "
+                                      "order " +
+                                      order.describe() + " needs: use backend: cpu");
+  const auto* mlp = dynamic_cast<const Mlp*>(&model);
+  if (backend == "cuda" && mlp == nullptr)
+    model_section.fail("backend", "backend cuda runs the softmax and mlp models; " +
+                                      model.describe() + " runs on backend: cpu");
+  if (!for_run)
+    return nullptr;
+  if (backend == "cpu-batched")
+    return std::make_unique<CpuBatchedGradients>(model, train, batch_size);
+  if (const std::string why = cuda::unavailable_reason(); !why.empty())
+    model_section.fail("backend", why);
+  try {
+    return cuda::make_mlp_gradients(*mlp, train, batch_size);
+  } catch (const std::runtime_error& e) {
+    model_section.fail("backend", e.what());
+  }
+}
+
+} // namespace dtsim

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: MIT
+// Batched gradients (model.backend: cpu-batched): the batches the engine forms, and runs
+// identical to per-node tasks. The CUDA backend shares this batching; its own tests are in
+// tests/cuda.
+#include "cuda/cuda_backend.hpp"
+#include "sim/engine/gradient_batcher.hpp"
+#include "sim/scenario/run_plan.hpp"
+#include "sim/trace/memory_trace_sink.hpp"
+#include "support/config_error.hpp"
+#include "support/tiny_scenarios.hpp"
+#include "support/trace_compare.hpp"
+
+#include <doctest/doctest.h>
+#include <tbb/global_control.h>
+
+using namespace dtsim;
+
+namespace {
+
+MemoryTraceSink run(const std::string& algorithm, const std::string& backend, int threads,
+                    std::vector<std::string> sets = {}) {
+  tbb::global_control limit(tbb::global_control::max_allowed_parallelism,
+                            static_cast<std::size_t>(threads));
+  sets.push_back("model.backend=" + backend);
+  RunPlan plan = plan_run_text(testing::tiny_scenario(algorithm), "tiny.yaml", sets);
+  MemoryTraceSink sink;
+  const RunResult r = execute_plan(plan, sink, threads);
+  CHECK(r.status == RunStatus::Completed);
+  return sink;
+}
+
+double attribute(const MemoryTraceSink& s, const std::string& name) {
+  for (const auto& [n, v] : s.summary().number_attributes)
+    if (n == name)
+      return v;
+  FAIL("no attribute " << name);
+  return 0;
+}
+
+void check_same_run(const MemoryTraceSink& a, const MemoryTraceSink& b) {
+  REQUIRE(a.rows().size() > 5);
+  testing::check_identical_rows(a.rows(), b.rows());
+  const auto& na = a.summary().node_columns;
+  const auto& nb = b.summary().node_columns;
+  REQUIRE(na.size() == nb.size());
+  for (std::size_t c = 0; c < na.size(); ++c) {
+    CAPTURE(na[c].first);
+    CHECK(na[c] == nb[c]);
+  }
+  CHECK(a.summary().staleness_histogram == b.summary().staleness_histogram);
+}
+
+// Hooks that do nothing: the batcher's bookkeeping alone.
+class NoHooks final : public Algorithm {
+public:
+  std::string describe() const override { return "no hooks"; }
+  void start(Context&) override {}
+  void on_gradient(Context&, int, const GradientResult&) override {}
+  void on_message(Context&, const Message&) override {}
+  std::size_t state_bytes() const override { return 0; }
+};
+
+// A backend that records the batches it is given and returns a gradient and loss that
+// identify each job, so that the batcher's bookkeeping can be checked without a model.
+class RecordingBackend final : public BatchedGradients {
+public:
+  std::string describe() const override { return "recording"; }
+  void compute(std::span<GradientJob> jobs) override {
+    sizes.push_back(jobs.size());
+    for (GradientJob& job : jobs) {
+      job.grad[0] = job.params[0] * 2.0f;
+      job.loss = static_cast<double>(job.indices.size());
+    }
+  }
+  std::vector<std::size_t> sizes;
+};
+
+} // namespace
+
+TEST_SUITE("engine") {
+  TEST_CASE("Batched gradients: cpu-batched runs write the per-node tasks' traces") {
+    // Synchronous and asynchronous gossip, a parameter server, pairwise gossip and a
+    // compressed method; 1 and 2 threads.
+    for (const char* alg :
+         {"{name: dsgd, lr: 0.1, momentum: 0.9}", "{name: dsgdm, lr: 0.1, mode: async}",
+          "{name: asgd, lr: 0.05}", "{name: ad-psgd, lr: 0.1}", "{name: swarm-sgd, lr: 0.1}",
+          "{name: choco-sgd, lr: 0.1, compressor: {kind: topk, ratio: 0.25}}"}) {
+      CAPTURE(alg);
+      const MemoryTraceSink reference = run(alg, "cpu", 2);
+      check_same_run(reference, run(alg, "cpu-batched", 1));
+      check_same_run(reference, run(alg, "cpu-batched", 2));
+    }
+  }
+
+  TEST_CASE("Batched gradients: a synchronous round is one batch of every node") {
+    // Constant compute times and no stragglers: all 8 nodes start each round together.
+    const std::vector<std::string> sets = {"system.compute={dist: constant, mean_s: 0.01}"};
+    const MemoryTraceSink s = run("{name: dsgd, lr: 0.1}", "cpu-batched", 2, sets);
+    CHECK(attribute(s, "gradient_batch_largest") == 8);
+    CHECK(attribute(s, "gradient_batch_mean") == doctest::Approx(8.0));
+    CHECK(attribute(s, "gradient_batches") > 10);
+    CHECK(attribute(s, "host_to_device_bytes") == 0);
+    std::string backend;
+    for (const auto& [name, value] : s.header().text_attributes)
+      if (name == "gradient_backend")
+        backend = value;
+    CHECK(backend.rfind("cpu-batched (softmax", 0) == 0);
+  }
+
+  TEST_CASE("Batched gradients: joining one gradient runs every pending one, once") {
+    RecordingBackend backend;
+    GradientBatcher batcher(backend, 3);
+    RunPlan plan = plan_run_text(testing::tiny_scenario("{name: dsgd, lr: 0.1}"), "tiny.yaml", {});
+    std::vector<std::unique_ptr<GradientSlot>> slots;
+    std::vector<std::vector<float>> params(3, std::vector<float>(plan.model->num_params(), 0.0f));
+    for (int i = 0; i < 3; ++i) {
+      slots.push_back(std::make_unique<GradientSlot>(*plan.model, 16, batcher));
+      slots.back()->set_count(4 + i);
+      params[static_cast<std::size_t>(i)][0] = static_cast<float>(i + 1);
+    }
+    NoHooks hooks;
+    for (int i = 0; i < 3; ++i)
+      slots[static_cast<std::size_t>(i)]->launch(params[static_cast<std::size_t>(i)], hooks,
+                                                 *plan.order, i);
+    CHECK(backend.sizes.empty()); // nothing runs until a result is needed
+    CHECK_FALSE(batcher.empty());
+    slots[1]->join();
+    REQUIRE(backend.sizes == std::vector<std::size_t>{3});
+    CHECK(batcher.empty());
+    for (int i = 0; i < 3; ++i) {
+      GradientSlot& slot = *slots[static_cast<std::size_t>(i)];
+      if (i != 1)
+        slot.join();
+      CHECK(slot.grad()[0] == static_cast<float>(2 * (i + 1)));
+      CHECK(slot.loss() == static_cast<double>(4 + i));
+    }
+    CHECK(backend.sizes.size() == 1); // the other joins found their results
+    CHECK(batcher.batches() == 1);
+    CHECK(batcher.jobs() == 3);
+  }
+
+  TEST_CASE("Batched gradients: model.backend is checked") {
+    const std::string tiny = testing::tiny_scenario("{name: dsgd, lr: 0.1}");
+    const auto error = [](auto&& f, std::initializer_list<const char*> parts) {
+      const std::string message = testing::config_error_of(f);
+      CAPTURE(message);
+      for (const char* part : parts)
+        CHECK(message.find(part) != std::string::npos);
+    };
+    error([&] { plan_run_text(tiny, "t.yaml", {"model.backend=gpu"}); },
+          {"model.backend", "cpu-batched"});
+    // Balancing orders need per-example gradients, which batched backends do not compute.
+    error(
+        [&] {
+          plan_run_text(tiny, "t.yaml", {"model.backend=cpu-batched", "data.order={kind: grab}"});
+        },
+        {"model.backend", "per-example", "backend: cpu"});
+    // cuda: only softmax and mlp; and a run needs a device (none in CI).
+    const std::string image = R"(
+nodes: 2
+data: {dataset: synthetic, synthetic: {features: 16, classes: 4, train: 200, test: 50}}
+model: {kind: mlp, hidden: [8], backend: cuda}
+stop: {steps: 1}
+)";
+    if (!cuda::unavailable_reason().empty())
+      error([&] { plan_run_text(image, "c.yaml", {}); }, {"c.yaml:4", "model.backend", "CUDA"});
+    error(
+        [&] {
+          plan_run_text(image, "c.yaml",
+                        {"data={dataset: fashion-mnist, train_samples: 200, test_samples: 50}",
+                         "model={kind: lenet, backend: cuda}"});
+        },
+        {"model.backend", "softmax and mlp", "lenet"});
+    // A checking plan needs no GPU.
+    CHECK_NOTHROW(plan_run_text(image, "c.yaml", {}, PlanUse::check));
+  }
+}
