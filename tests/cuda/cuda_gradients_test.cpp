@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+// The CUDA backend's gradients against the CPU model's, job by job (needs a CUDA device).
+#include "cuda/cuda_backend.hpp"
+#include "models/mlp.hpp"
+#include "sim/core/rng.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <doctest/doctest.h>
+#include <vector>
+
+using namespace dtsim;
+
+namespace {
+
+// Whether to run: a device is needed. The output line is what CTest reports as skipped.
+bool have_device() {
+  const std::string why = cuda::unavailable_reason();
+  if (!why.empty())
+    MESSAGE("SKIPPED: " << why);
+  return why.empty();
+}
+
+Dataset random_dataset(int features, int classes, int examples) {
+  Rng rng = Rng::stream(7, "test-data", Rng::kNoNode);
+  Dataset d;
+  d.name = "random";
+  d.num_classes = classes;
+  d.shape = {features};
+  d.features.resize(features, examples);
+  for (Eigen::Index i = 0; i < d.features.size(); ++i)
+    d.features.data()[i] = static_cast<float>(rng.uniform(-1.0, 1.0));
+  for (int i = 0; i < examples; ++i)
+    d.labels.push_back(static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(classes))));
+  return d;
+}
+
+// Nodes with their own models and minibatches; two nodes get a short batch (an orderer's
+// end of data), so that the backend's grouping by batch size runs too.
+struct Batch {
+  std::vector<std::vector<float>> params, grads;
+  std::vector<std::vector<std::uint32_t>> indices;
+  std::vector<GradientJob> jobs;
+};
+
+Batch make_batch(const Mlp& model, const Dataset& data, int nodes, int batch_size) {
+  Batch b;
+  for (int i = 0; i < nodes; ++i) {
+    Rng rng = Rng::stream(11, "test-node", static_cast<std::uint64_t>(i));
+    b.params.emplace_back(model.num_params());
+    model.init(b.params.back(), rng);
+    b.grads.emplace_back(model.num_params(), -1.0f);
+    const int count = i == 2 || i == 4 ? batch_size / 2 - 1 : batch_size;
+    b.indices.emplace_back();
+    for (int k = 0; k < count; ++k)
+      b.indices.back().push_back(static_cast<std::uint32_t>(rng.below(data.size())));
+  }
+  for (int i = 0; i < nodes; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    b.jobs.push_back({b.params[u], b.indices[u], b.grads[u], 0.0});
+  }
+  return b;
+}
+
+void check_against_cpu(const Mlp& model, const Dataset& data, int nodes, int batch_size) {
+  Batch b = make_batch(model, data, nodes, batch_size);
+  auto device = cuda::make_mlp_gradients(model, data, batch_size);
+  device->compute(b.jobs);
+  auto ws = model.make_workspace(batch_size);
+  Eigen::MatrixXf x(data.num_features(), batch_size);
+  std::vector<std::int32_t> y(static_cast<std::size_t>(batch_size));
+  std::vector<float> grad(model.num_params());
+  for (int i = 0; i < nodes; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    const auto& idx = b.indices[u];
+    for (std::size_t k = 0; k < idx.size(); ++k) {
+      x.col(static_cast<Eigen::Index>(k)) = data.features.col(idx[k]);
+      y[k] = data.labels[idx[k]];
+    }
+    const BatchView view{x.data(), data.num_features(), static_cast<int>(idx.size()), y.data()};
+    const double loss = model.loss_and_grad(b.params[u], view, grad, *ws);
+    CAPTURE(i);
+    CHECK(b.jobs[u].loss == doctest::Approx(loss).epsilon(1e-5));
+    float scale = 0.0f, worst = 0.0f;
+    for (float g : grad)
+      scale = std::max(scale, std::abs(g));
+    for (std::size_t p = 0; p < grad.size(); ++p)
+      worst = std::max(worst, std::abs(b.grads[u][p] - grad[p]));
+    CAPTURE(scale);
+    CHECK(worst <= 1e-4f * scale + 1e-7f); // FP32 sums in another order
+  }
+}
+
+} // namespace
+
+TEST_SUITE("cuda") {
+  TEST_CASE("CUDA: softmax and MLP gradients equal the CPU model's") {
+    if (!have_device())
+      return;
+    const Dataset data = random_dataset(40, 6, 500);
+    check_against_cpu(Mlp(40, {}, 6), data, 7, 16);       // softmax
+    check_against_cpu(Mlp(40, {24, 12}, 6), data, 7, 16); // two hidden layers
+    check_against_cpu(Mlp(40, {300}, 6), data, 33, 64);   // wide, more nodes
+    const Dataset images = random_dataset(784, 10, 300);
+    check_against_cpu(Mlp(784, {256, 128}, 10), images, 9, 32); // the quickstart's MLP
+  }
+
+  TEST_CASE("CUDA: the same jobs give the same bits again") {
+    if (!have_device())
+      return;
+    const Dataset data = random_dataset(40, 6, 500);
+    const Mlp model(40, {24, 12}, 6);
+    auto device = cuda::make_mlp_gradients(model, data, 16);
+    Batch a = make_batch(model, data, 12, 16);
+    Batch b = make_batch(model, data, 12, 16);
+    device->compute(a.jobs);
+    device->compute(b.jobs);
+    for (std::size_t i = 0; i < a.grads.size(); ++i) {
+      CHECK(a.grads[i] == b.grads[i]);
+      CHECK(a.jobs[i].loss == b.jobs[i].loss);
+    }
+    const TransferStats bus = device->transfers();
+    CHECK(bus.device_to_host_bytes ==
+          static_cast<std::int64_t>(2 * 12 * (model.num_params() * sizeof(float) + 8)));
+  }
+}

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+// Whole runs on the CUDA backend against the CPU backend (need a CUDA device).
+#include "cuda/cuda_backend.hpp"
+#include "run_cli.hpp"
+#include "sim/trace/trace_reader.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <doctest/doctest.h>
+#include <string>
+
+using namespace dtsim;
+using testing::run_cli;
+
+namespace {
+
+TraceContents run(const std::string& backend, const std::string& name) {
+  const std::string out = testing::process_temp_dir("dtsim_cuda_") + "/" + name + ".h5";
+  // The quickstart (16-node ring, MLP, D-PSGD with momentum, stragglers) for one epoch.
+  const auto r = run_cli("run scenarios/quickstart.yaml -o " + out +
+                         " --quiet --set stop.epochs=1 --set model.backend=" + backend);
+  REQUIRE(r.exit_code == 0);
+  return read_trace(out);
+}
+
+} // namespace
+
+TEST_SUITE("cuda") {
+  TEST_CASE("CUDA: a Fashion-MNIST run ends within 0.5 accuracy points of the CPU's") {
+    const std::string why = cuda::unavailable_reason();
+    if (!why.empty()) {
+      MESSAGE("SKIPPED: " << why);
+      return;
+    }
+    const TraceContents cpu = run("cpu", "cpu");
+    const TraceContents gpu = run("cuda", "cuda");
+    const TraceContents again = run("cuda", "cuda-again");
+    CHECK(std::abs(gpu.metrics.at("test_accuracy").back() -
+                   cpu.metrics.at("test_accuracy").back()) <= 0.005);
+    // The same GPU and build give the same trace.
+    CHECK(gpu.metrics.at("test_accuracy") == again.metrics.at("test_accuracy"));
+    CHECK(gpu.metrics.at("train_loss") == again.metrics.at("train_loss"));
+  }
+
+  TEST_CASE("CUDA: without a device, backend cuda is refused before the run with exit 2") {
+    const std::string why = cuda::unavailable_reason();
+    if (why.empty()) {
+      MESSAGE("SKIPPED: a CUDA device is present");
+      return;
+    }
+    const auto r = run_cli("run scenarios/quickstart.yaml --quiet -o /nonexistent/x.h5 "
+                           "--set model.backend=cuda");
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("no CUDA device found") != std::string::npos);
+    CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  }
+}
