@@ -4,6 +4,7 @@
 
 #include "apps/command_help.hpp"
 #include "apps/commands.hpp"
+#include "cuda/cuda_backend.hpp"
 #include "sim/core/build_info.hpp"
 #include "sim/core/errors.hpp"
 
@@ -45,7 +46,11 @@ int dtsim::cli::main(int argc, char** argv) {
     const dtsim::BuildInfo& b = dtsim::build_info();
     std::cout << "dtsim " << b.version << "\ncommit: " << b.commit << "\ncompiler: " << b.compiler
               << "\nmarch: " << (b.march.empty() ? "(compiler default)" : b.march)
-              << "\nisa: " << b.isa << "\n";
+              << "\nisa: " << b.isa << "\ncuda backend: "
+              << (!dtsim::cuda::built_with_cuda()             ? "not built"
+                  : dtsim::cuda::unavailable_reason().empty() ? "built, device found"
+                                                              : "built, no device")
+              << "\n";
     return 0;
   }
   const std::string command = args[0];
