@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // DeviceMlp: the batched forward/backward kernels and cuBLAS calls.
 #include "cuda/device_mlp.hpp"
+#include "cuda/mlp_batch_math.hpp"
 
 #include <algorithm>
 #include <cublas_v2.h>
@@ -27,97 +28,94 @@ unsigned blocks_for(std::size_t items) {
   return static_cast<unsigned>((items + kThreads - 1) / kThreads);
 }
 
-// x[b] (features x n) = the training columns idx[b][0..n).
-__global__ void gather_minibatches(const float* __restrict__ train, int features,
-                                   const std::uint32_t* __restrict__ idx, int n,
-                                   float* __restrict__ x) {
-  const int b = static_cast<int>(blockIdx.y);
+// One thread per element (grid.y = node); the math is mlp_batch_math.hpp's, which the host
+// reference executor runs too.
+__global__ void gather_kernel(const float* train, int features, const std::uint32_t* idx, int n,
+                              float* x) {
   const std::size_t e = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::size_t per_node = static_cast<std::size_t>(features) * n;
-  if (e >= per_node)
-    return;
-  const std::size_t k = e / static_cast<std::size_t>(features);
-  const std::size_t f = e % static_cast<std::size_t>(features);
-  const std::size_t row = idx[static_cast<std::size_t>(b) * n + k];
-  x[b * per_node + e] = train[row * features + f];
+  if (e < static_cast<std::size_t>(features) * n)
+    gather_element(train, features, idx, n, x, static_cast<int>(blockIdx.y), e);
 }
 
-// z[b] (out x n) += bias of node b, then ReLU on hidden layers.
-__global__ void add_bias(float* __restrict__ z, int out, int n, const float* __restrict__ params,
-                         std::size_t num_params, std::size_t bias_offset, bool relu) {
-  const int b = static_cast<int>(blockIdx.y);
+__global__ void add_bias_kernel(float* z, int out, int n, const float* params,
+                                std::size_t num_params, std::size_t bias_offset, bool relu) {
   const std::size_t e = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::size_t per_node = static_cast<std::size_t>(out) * n;
-  if (e >= per_node)
-    return;
-  const std::size_t j = e % static_cast<std::size_t>(out);
-  float v = z[b * per_node + e] + params[b * num_params + bias_offset + j];
-  z[b * per_node + e] = relu ? fmaxf(v, 0.0f) : v;
+  if (e < static_cast<std::size_t>(out) * n)
+    add_bias_element(z, out, n, params, num_params, bias_offset, relu, static_cast<int>(blockIdx.y),
+                     e);
 }
 
-// Per example: dlogits = (softmax - onehot) / n, and its cross-entropy in column_loss.
-__global__ void softmax_xent(const float* __restrict__ logits, int classes, int n,
-                             const std::int32_t* __restrict__ labels,
-                             const std::uint32_t* __restrict__ idx, float* __restrict__ dlogits,
-                             double* __restrict__ column_loss) {
-  const int b = static_cast<int>(blockIdx.y);
+__global__ void softmax_xent_kernel(const float* logits, int classes, int n,
+                                    const std::int32_t* labels, const std::uint32_t* idx,
+                                    float* dlogits, double* column_loss) {
   const int k = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (k >= n)
-    return;
-  const std::size_t col = (static_cast<std::size_t>(b) * n + k) * classes;
-  const float* z = logits + col;
-  float* d = dlogits + col;
-  const int y = labels[idx[static_cast<std::size_t>(b) * n + k]];
-  float m = z[0];
-  for (int c = 1; c < classes; ++c)
-    m = fmaxf(m, z[c]);
-  float sum = 0.0f;
-  for (int c = 0; c < classes; ++c) {
-    d[c] = expf(z[c] - m);
-    sum += d[c];
-  }
-  column_loss[static_cast<std::size_t>(b) * n + k] = static_cast<double>(logf(sum) - (z[y] - m));
-  const float inv_n = 1.0f / static_cast<float>(n);
-  for (int c = 0; c < classes; ++c)
-    d[c] *= inv_n / sum;
-  d[y] -= inv_n;
+  if (k < n)
+    softmax_xent_column(logits, classes, n, labels, idx, dlogits, column_loss,
+                        static_cast<int>(blockIdx.y), k);
 }
 
-// loss[b] = mean of node b's column losses, summed in example order.
-__global__ void mean_loss(const double* __restrict__ column_loss, int n, int nodes,
-                          double* __restrict__ loss) {
+__global__ void mean_loss_kernel(const double* column_loss, int n, int nodes, double* loss) {
   const int b = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (b >= nodes)
-    return;
-  double s = 0.0;
-  for (int k = 0; k < n; ++k)
-    s += column_loss[static_cast<std::size_t>(b) * n + k];
-  loss[b] = s / n;
+  if (b < nodes)
+    mean_loss_node(column_loss, n, loss, b);
 }
 
-// db[b] = row sums of dz[b] (out x n), summed in example order, written into node b's
-// gradient.
-__global__ void bias_gradient(const float* __restrict__ dz, int out, int n,
-                              float* __restrict__ grads, std::size_t num_params,
-                              std::size_t bias_offset) {
-  const int b = static_cast<int>(blockIdx.y);
+__global__ void bias_gradient_kernel(const float* dz, int out, int n, float* grads,
+                                     std::size_t num_params, std::size_t bias_offset) {
   const int j = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (j >= out)
-    return;
-  const float* row = dz + static_cast<std::size_t>(b) * out * n + j;
-  float s = 0.0f;
-  for (int k = 0; k < n; ++k)
-    s += row[static_cast<std::size_t>(k) * out];
-  grads[b * num_params + bias_offset + j] = s;
+  if (j < out)
+    bias_gradient_row(dz, out, n, grads, num_params, bias_offset, static_cast<int>(blockIdx.y), j);
 }
 
-// d = d where the layer's (post-ReLU) output a > 0, else 0.
-__global__ void relu_backward(const float* __restrict__ a, float* __restrict__ d,
-                              std::size_t count) {
+__global__ void relu_backward_kernel(const float* a, float* d, std::size_t count) {
   const std::size_t e = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (e < count && !(a[e] > 0.0f))
-    d[e] = 0.0f;
+  if (e < count)
+    relu_backward_element(a, d, e);
 }
+
+// run_mlp_batch's executor on the device: one kernel launch per step, cuBLAS for the GEMMs,
+// all on one stream.
+struct DeviceOps {
+  cublasHandle_t blas;
+  cudaStream_t stream;
+
+  void gemm(const StridedGemm& g) const {
+    const float one = 1.0f, zero = 0.0f;
+    check(cublasSgemmStridedBatched(blas, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                    g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, g.m, g.n, g.k, &one, g.a,
+                                    g.lda, g.stride_a, g.b, g.ldb, g.stride_b, &zero, g.c, g.ldc,
+                                    g.stride_c, g.count),
+          "cublasSgemmStridedBatched");
+  }
+  void gather(const MlpBatchBuffers& buf, int features, int n, int count) const {
+    const dim3 grid(blocks_for(static_cast<std::size_t>(features) * n), count);
+    gather_kernel<<<grid, kThreads, 0, stream>>>(buf.train, features, buf.idx, n, buf.x);
+  }
+  void add_bias(float* z, int out, int n, const float* params, std::size_t num_params,
+                std::size_t bias_offset, bool relu, int count) const {
+    const dim3 grid(blocks_for(static_cast<std::size_t>(out) * n), count);
+    add_bias_kernel<<<grid, kThreads, 0, stream>>>(z, out, n, params, num_params, bias_offset,
+                                                   relu);
+  }
+  void softmax_xent(const float* logits, int classes, int n, const MlpBatchBuffers& buf,
+                    float* dlogits, int count) const {
+    const dim3 grid(blocks_for(static_cast<std::size_t>(n)), count);
+    softmax_xent_kernel<<<grid, kThreads, 0, stream>>>(logits, classes, n, buf.labels, buf.idx,
+                                                       dlogits, buf.column_loss);
+  }
+  void mean_loss(const MlpBatchBuffers& buf, int n, int count) const {
+    mean_loss_kernel<<<blocks_for(static_cast<std::size_t>(count)), kThreads, 0, stream>>>(
+        buf.column_loss, n, count, buf.loss);
+  }
+  void bias_gradient(const float* dz, int out, int n, float* grads, std::size_t num_params,
+                     std::size_t bias_offset, int count) const {
+    const dim3 grid(blocks_for(static_cast<std::size_t>(out)), count);
+    bias_gradient_kernel<<<grid, kThreads, 0, stream>>>(dz, out, n, grads, num_params, bias_offset);
+  }
+  void relu_backward(const float* a, float* d, std::size_t total) const {
+    relu_backward_kernel<<<blocks_for(total), kThreads, 0, stream>>>(a, d, total);
+  }
+};
 
 template <class T> struct DeviceArray {
   T* data = nullptr;
@@ -155,20 +153,11 @@ template <class T> struct PinnedArray {
   }
 };
 
-struct Layer {
-  int in = 0;
-  int out = 0;
-  std::size_t offset = 0; // W; the bias follows at offset + out * in
-};
-
 } // namespace
 
 struct DeviceMlp::Impl {
-  std::vector<Layer> layers;
-  std::size_t num_params = 0;
-  int features = 0;
+  MlpBatchShape shape;
   int batch_size = 0;
-  int widest = 0;
   int max_nodes = 1; // per device batch, from the device's free memory
   cudaStream_t stream = nullptr;
   cublasHandle_t blas = nullptr;
@@ -179,6 +168,7 @@ struct DeviceMlp::Impl {
   std::size_t capacity = 0;
   DeviceArray<float> params, grads, x, delta[2];
   std::vector<DeviceArray<float>> act;
+  std::vector<float*> act_pointers;
   DeviceArray<std::uint32_t> idx;
   DeviceArray<double> column_loss, loss;
   PinnedArray<std::uint32_t> host_idx;
@@ -187,9 +177,10 @@ struct DeviceMlp::Impl {
   TransferStats bus;
 
   std::size_t bytes_per_node() const {
-    std::size_t floats = 2 * num_params + static_cast<std::size_t>(features) * batch_size +
-                         2 * static_cast<std::size_t>(widest) * batch_size;
-    for (const Layer& l : layers)
+    std::size_t floats = 2 * shape.num_params +
+                         static_cast<std::size_t>(shape.features) * batch_size +
+                         2 * static_cast<std::size_t>(shape.widest) * batch_size;
+    for (const BatchLayer& l : shape.layers)
       floats += static_cast<std::size_t>(l.out) * batch_size;
     return floats * sizeof(float) + static_cast<std::size_t>(batch_size) * (4 + 8) + 8;
   }
@@ -202,13 +193,15 @@ struct DeviceMlp::Impl {
       c *= 2;
     c = std::min<std::size_t>(c, static_cast<std::size_t>(max_nodes));
     const auto n = static_cast<std::size_t>(batch_size);
-    params.resize(c * num_params, "cudaMalloc (node models)");
-    grads.resize(c * num_params, "cudaMalloc (gradients)");
-    x.resize(c * features * n, "cudaMalloc (minibatches)");
-    for (std::size_t l = 0; l < layers.size(); ++l)
-      act[l].resize(c * layers[l].out * n, "cudaMalloc (activations)");
+    params.resize(c * shape.num_params, "cudaMalloc (node models)");
+    grads.resize(c * shape.num_params, "cudaMalloc (gradients)");
+    x.resize(c * shape.features * n, "cudaMalloc (minibatches)");
+    for (std::size_t l = 0; l < shape.layers.size(); ++l) {
+      act[l].resize(c * shape.layers[l].out * n, "cudaMalloc (activations)");
+      act_pointers[l] = act[l].data;
+    }
     for (auto& d : delta)
-      d.resize(c * widest * n, "cudaMalloc (deltas)");
+      d.resize(c * shape.widest * n, "cudaMalloc (deltas)");
     idx.resize(c * n, "cudaMalloc (indices)");
     column_loss.resize(c * n, "cudaMalloc (losses)");
     loss.resize(c, "cudaMalloc (losses)");
@@ -217,18 +210,9 @@ struct DeviceMlp::Impl {
     capacity = c;
   }
 
-  void gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* a,
-            int lda, long long stride_a, const float* b, int ldb, long long stride_b, float* c,
-            int ldc, long long stride_c, int count) {
-    const float one = 1.0f, zero = 0.0f;
-    check(cublasSgemmStridedBatched(blas, ta, tb, m, n, k, &one, a, lda, stride_a, b, ldb, stride_b,
-                                    &zero, c, ldc, stride_c, count),
-          "cublasSgemmStridedBatched");
-  }
-
   // Jobs job_ids[0..count) all have batch size n; count <= capacity.
   void run(std::span<GradientJob> jobs, const std::size_t* job_ids, int count, int n) {
-    const auto P = num_params;
+    const std::size_t P = shape.num_params;
     const auto nodes = static_cast<std::size_t>(count);
     for (std::size_t b = 0; b < nodes; ++b) {
       const GradientJob& job = jobs[job_ids[b]];
@@ -243,45 +227,22 @@ struct DeviceMlp::Impl {
     bus.host_to_device_bytes +=
         static_cast<std::int64_t>(nodes * (P * sizeof(float) + n * sizeof(std::uint32_t)));
 
-    const dim3 grid_x(blocks_for(static_cast<std::size_t>(features) * n), count);
-    gather_minibatches<<<grid_x, kThreads, 0, stream>>>(train.data, features, idx.data, n, x.data);
-    const float* input = x.data;
-    for (std::size_t l = 0; l < layers.size(); ++l) {
-      const Layer& L = layers[l];
-      gemm(CUBLAS_OP_N, CUBLAS_OP_N, L.out, n, L.in, params.data + L.offset, L.out,
-           static_cast<long long>(P), input, L.in, static_cast<long long>(L.in) * n, act[l].data,
-           L.out, static_cast<long long>(L.out) * n, count);
-      const dim3 grid(blocks_for(static_cast<std::size_t>(L.out) * n), count);
-      add_bias<<<grid, kThreads, 0, stream>>>(act[l].data, L.out, n, params.data, P,
-                                              L.offset + static_cast<std::size_t>(L.out) * L.in,
-                                              l + 1 < layers.size());
-      input = act[l].data;
-    }
-    const std::size_t last = layers.size() - 1;
-    const dim3 grid_n(blocks_for(static_cast<std::size_t>(n)), count);
-    softmax_xent<<<grid_n, kThreads, 0, stream>>>(act[last].data, layers[last].out, n, labels.data,
-                                                  idx.data, delta[last % 2].data, column_loss.data);
-    mean_loss<<<blocks_for(nodes), kThreads, 0, stream>>>(column_loss.data, n, count, loss.data);
-    for (std::size_t l = last + 1; l-- > 0;) {
-      const Layer& L = layers[l];
-      const float* in = l == 0 ? x.data : act[l - 1].data;
-      const float* dz = delta[l % 2].data;
-      gemm(CUBLAS_OP_N, CUBLAS_OP_T, L.out, L.in, n, dz, L.out, static_cast<long long>(L.out) * n,
-           in, L.in, static_cast<long long>(L.in) * n, grads.data + L.offset, L.out,
-           static_cast<long long>(P), count);
-      const dim3 grid_b(blocks_for(static_cast<std::size_t>(L.out)), count);
-      bias_gradient<<<grid_b, kThreads, 0, stream>>>(
-          dz, L.out, n, grads.data, P, L.offset + static_cast<std::size_t>(L.out) * L.in);
-      if (l > 0) {
-        float* dx = delta[(l - 1) % 2].data;
-        gemm(CUBLAS_OP_T, CUBLAS_OP_N, L.in, n, L.out, params.data + L.offset, L.out,
-             static_cast<long long>(P), dz, L.out, static_cast<long long>(L.out) * n, dx, L.in,
-             static_cast<long long>(L.in) * n, count);
-        const std::size_t total = nodes * static_cast<std::size_t>(L.in) * n;
-        relu_backward<<<blocks_for(total), kThreads, 0, stream>>>(in, dx, total);
-      }
-    }
+    MlpBatchBuffers buf;
+    buf.train = train.data;
+    buf.labels = labels.data;
+    buf.params = params.data;
+    buf.grads = grads.data;
+    buf.idx = idx.data;
+    buf.x = x.data;
+    buf.act = act_pointers.data();
+    buf.delta[0] = delta[0].data;
+    buf.delta[1] = delta[1].data;
+    buf.column_loss = column_loss.data;
+    buf.loss = loss.data;
+    DeviceOps ops{blas, stream};
+    run_mlp_batch(ops, shape, buf, count, n);
     check(cudaGetLastError(), "kernel launch");
+
     for (std::size_t b = 0; b < nodes; ++b) {
       GradientJob& job = jobs[job_ids[b]];
       check(cudaMemcpyAsync(job.grad.data(), grads.data + b * P, P * sizeof(float),
@@ -306,14 +267,10 @@ DeviceMlp::DeviceMlp(std::vector<int> widths, std::span<const float> train_featu
   if (widths.size() < 2 || batch_size < 1 || train_labels.empty() ||
       train_features.size() != static_cast<std::size_t>(widths.front()) * train_labels.size())
     throw std::invalid_argument("DeviceMlp: inconsistent widths, batch size or training set");
-  for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
-    m.layers.push_back({widths[l], widths[l + 1], m.num_params});
-    m.num_params += static_cast<std::size_t>(widths[l + 1]) * (widths[l] + 1);
-    m.widest = std::max(m.widest, widths[l + 1]);
-  }
-  m.features = widths.front();
+  m.shape = mlp_batch_shape(widths);
   m.batch_size = batch_size;
-  m.act.resize(m.layers.size());
+  m.act.resize(m.shape.layers.size());
+  m.act_pointers.resize(m.shape.layers.size());
   const std::string why = device_unavailable_reason();
   if (!why.empty())
     throw std::runtime_error(why);

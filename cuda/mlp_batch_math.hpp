@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: MIT
+// The batched MLP pass of DeviceMlp as one sequence of steps over an executor, and the
+// per-element math of its kernels: shared by the CUDA executor (device_mlp.cu) and the host
+// reference executor (host_mlp_ops.hpp) that tests run without a GPU.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#if defined(__CUDACC__)
+#define DTSIM_HD __host__ __device__
+#else
+#define DTSIM_HD
+#endif
+
+namespace dtsim::cuda {
+
+// One dense layer of the flat parameter vector (models/mlp.hpp's layout): W (out x in,
+// column-major) at `offset`, then the bias.
+struct BatchLayer {
+  int in = 0;
+  int out = 0;
+  std::size_t offset = 0;
+  std::size_t bias_offset() const { return offset + static_cast<std::size_t>(out) * in; }
+};
+
+struct MlpBatchShape {
+  std::vector<BatchLayer> layers;
+  std::size_t num_params = 0;
+  int features = 0;
+  int widest = 0;
+};
+
+// widths: inputs, hidden widths..., classes.
+inline MlpBatchShape mlp_batch_shape(const std::vector<int>& widths) {
+  MlpBatchShape s;
+  s.features = widths.front();
+  for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
+    s.layers.push_back({widths[l], widths[l + 1], s.num_params});
+    s.num_params += static_cast<std::size_t>(widths[l + 1]) * (widths[l] + 1);
+    s.widest = widths[l + 1] > s.widest ? widths[l + 1] : s.widest;
+  }
+  return s;
+}
+
+// Where a batch lives (device or host memory, per executor). Per node b, every buffer holds
+// node b's block at b times its per-node size: params and grads num_params floats, x
+// features x n, act[l] out_l x n, delta[0..1] widest x n, idx and column_loss n entries.
+struct MlpBatchBuffers {
+  const float* train = nullptr;         // features x examples, column-major
+  const std::int32_t* labels = nullptr; // of the training set
+  const float* params = nullptr;
+  float* grads = nullptr;
+  const std::uint32_t* idx = nullptr;
+  float* x = nullptr;
+  float* const* act = nullptr; // one per layer
+  float* delta[2] = {nullptr, nullptr};
+  double* column_loss = nullptr;
+  double* loss = nullptr; // one per node
+};
+
+// ---- The kernels' math, one element each (b: node; e, k, j: element, example, row). ----
+
+// x[b] = the training columns idx[b][0..n).
+DTSIM_HD inline void gather_element(const float* train, int features, const std::uint32_t* idx,
+                                    int n, float* x, int b, std::size_t e) {
+  const std::size_t per_node = static_cast<std::size_t>(features) * n;
+  const std::size_t k = e / static_cast<std::size_t>(features);
+  const std::size_t f = e % static_cast<std::size_t>(features);
+  const std::size_t row = idx[static_cast<std::size_t>(b) * n + k];
+  x[b * per_node + e] = train[row * features + f];
+}
+
+// z[b] (out x n) += node b's bias, then ReLU on hidden layers.
+DTSIM_HD inline void add_bias_element(float* z, int out, int n, const float* params,
+                                      std::size_t num_params, std::size_t bias_offset, bool relu,
+                                      int b, std::size_t e) {
+  const std::size_t per_node = static_cast<std::size_t>(out) * n;
+  const std::size_t j = e % static_cast<std::size_t>(out);
+  const float v = z[b * per_node + e] + params[b * num_params + bias_offset + j];
+  z[b * per_node + e] = relu ? (v > 0.0f ? v : 0.0f) : v;
+}
+
+// Example k of node b: dlogits = (softmax - onehot) / n (models/softmax_xent.cpp's formula)
+// and its cross-entropy in column_loss.
+DTSIM_HD inline void softmax_xent_column(const float* logits, int classes, int n,
+                                         const std::int32_t* labels, const std::uint32_t* idx,
+                                         float* dlogits, double* column_loss, int b, int k) {
+  const std::size_t col = (static_cast<std::size_t>(b) * n + k) * classes;
+  const float* z = logits + col;
+  float* d = dlogits + col;
+  const int y = labels[idx[static_cast<std::size_t>(b) * n + k]];
+  float m = z[0];
+  for (int c = 1; c < classes; ++c)
+    m = z[c] > m ? z[c] : m;
+  float sum = 0.0f;
+  for (int c = 0; c < classes; ++c) {
+    d[c] = expf(z[c] - m);
+    sum += d[c];
+  }
+  column_loss[static_cast<std::size_t>(b) * n + k] = static_cast<double>(logf(sum) - (z[y] - m));
+  const float inv_n = 1.0f / static_cast<float>(n);
+  for (int c = 0; c < classes; ++c)
+    d[c] *= inv_n / sum;
+  d[y] -= inv_n;
+}
+
+// loss[b] = the mean of node b's column losses, summed in example order.
+DTSIM_HD inline void mean_loss_node(const double* column_loss, int n, double* loss, int b) {
+  double s = 0.0;
+  for (int k = 0; k < n; ++k)
+    s += column_loss[static_cast<std::size_t>(b) * n + k];
+  loss[b] = s / n;
+}
+
+// Row j of node b's bias gradient: the sum of dz[b]'s row j (out x n), in example order.
+DTSIM_HD inline void bias_gradient_row(const float* dz, int out, int n, float* grads,
+                                       std::size_t num_params, std::size_t bias_offset, int b,
+                                       int j) {
+  const float* row = dz + static_cast<std::size_t>(b) * out * n + j;
+  float s = 0.0f;
+  for (int k = 0; k < n; ++k)
+    s += row[static_cast<std::size_t>(k) * out];
+  grads[b * num_params + bias_offset + j] = s;
+}
+
+// d = d where the layer's (post-ReLU) output a > 0, else 0.
+DTSIM_HD inline void relu_backward_element(const float* a, float* d, std::size_t e) {
+  if (!(a[e] > 0.0f))
+    d[e] = 0.0f;
+}
+
+// ---- The pass, over an executor. ----
+
+// Column-major C[i] = op(A[i]) op(B[i]) for i < count, each operand at base + i * stride
+// (cuBLAS's strided-batched GEMM, alpha 1, beta 0).
+struct StridedGemm {
+  bool trans_a = false;
+  bool trans_b = false;
+  int m = 0, n = 0, k = 0;
+  const float* a = nullptr;
+  int lda = 0;
+  long long stride_a = 0;
+  const float* b = nullptr;
+  int ldb = 0;
+  long long stride_b = 0;
+  float* c = nullptr;
+  int ldc = 0;
+  long long stride_c = 0;
+  int count = 0;
+};
+
+// Ops provides gemm(StridedGemm) and, each over `count` nodes: gather(buffers, features, n,
+// count), add_bias(z, out, n, params, num_params, bias_offset, relu, count),
+// softmax_xent(logits, classes, n, buffers, dlogits, count), mean_loss(buffers, n, count),
+// bias_gradient(dz, out, n, grads, num_params, bias_offset, count) and
+// relu_backward(a, d, total). Gradients of the mean loss go to buf.grads, losses to buf.loss.
+template <class Ops>
+void run_mlp_batch(Ops& ops, const MlpBatchShape& shape, const MlpBatchBuffers& buf, int count,
+                   int n) {
+  const auto P = static_cast<long long>(shape.num_params);
+  const std::size_t last = shape.layers.size() - 1;
+  ops.gather(buf, shape.features, n, count);
+  const float* input = buf.x;
+  for (std::size_t l = 0; l <= last; ++l) {
+    const BatchLayer& L = shape.layers[l];
+    // z = W x: the nodes' W at their parameter vectors' offset (stride = parameter count).
+    ops.gemm(StridedGemm{false, false, L.out, n, L.in, buf.params + L.offset, L.out, P, input, L.in,
+                         static_cast<long long>(L.in) * n, buf.act[l], L.out,
+                         static_cast<long long>(L.out) * n, count});
+    ops.add_bias(buf.act[l], L.out, n, buf.params, shape.num_params, L.bias_offset(), l < last,
+                 count);
+    input = buf.act[l];
+  }
+  ops.softmax_xent(buf.act[last], shape.layers[last].out, n, buf, buf.delta[last % 2], count);
+  ops.mean_loss(buf, n, count);
+  for (std::size_t l = last + 1; l-- > 0;) {
+    const BatchLayer& L = shape.layers[l];
+    const float* in = l == 0 ? buf.x : buf.act[l - 1];
+    const float* dz = buf.delta[l % 2];
+    // dW = dz x^T, straight into each node's gradient.
+    ops.gemm(StridedGemm{false, true, L.out, L.in, n, dz, L.out, static_cast<long long>(L.out) * n,
+                         in, L.in, static_cast<long long>(L.in) * n, buf.grads + L.offset, L.out, P,
+                         count});
+    ops.bias_gradient(dz, L.out, n, buf.grads, shape.num_params, L.bias_offset(), count);
+    if (l > 0) {
+      // dx = W^T dz, then the ReLU mask of the layer below.
+      float* dx = buf.delta[(l - 1) % 2];
+      ops.gemm(StridedGemm{true, false, L.in, n, L.out, buf.params + L.offset, L.out, P, dz, L.out,
+                           static_cast<long long>(L.out) * n, dx, L.in,
+                           static_cast<long long>(L.in) * n, count});
+      ops.relu_backward(in, dx, static_cast<std::size_t>(count) * L.in * n);
+    }
+  }
+}
+
+} // namespace dtsim::cuda
