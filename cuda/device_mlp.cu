@@ -117,41 +117,41 @@ struct DeviceOps {
   }
 };
 
-template <class T> struct DeviceArray {
+// Device memory (cudaMalloc) or pinned host memory (cudaMallocHost, for asynchronous
+// copies), grown by resize() and freed with its owner.
+enum class Memory { device, pinned_host };
+
+template <class T, Memory Where> struct CudaArray {
   T* data = nullptr;
   std::size_t size = 0;
+  CudaArray() = default;
+  CudaArray(const CudaArray&) = delete;
+  CudaArray& operator=(const CudaArray&) = delete;
+  CudaArray(CudaArray&& other) noexcept : data(other.data), size(other.size) {
+    other.data = nullptr;
+    other.size = 0;
+  }
+  CudaArray& operator=(CudaArray&&) = delete;
+  ~CudaArray() { release(); }
   void resize(std::size_t n, const char* what) {
     if (n <= size)
       return;
     release();
-    check(cudaMalloc(reinterpret_cast<void**>(&data), n * sizeof(T)), what);
+    void** p = reinterpret_cast<void**>(&data);
+    check(Where == Memory::device ? cudaMalloc(p, n * sizeof(T)) : cudaMallocHost(p, n * sizeof(T)),
+          what);
     size = n;
   }
   void release() {
     if (data != nullptr)
-      cudaFree(data);
+      Where == Memory::device ? cudaFree(data) : cudaFreeHost(data);
     data = nullptr;
     size = 0;
   }
 };
 
-template <class T> struct PinnedArray {
-  T* data = nullptr;
-  std::size_t size = 0;
-  void resize(std::size_t n, const char* what) {
-    if (n <= size)
-      return;
-    release();
-    check(cudaMallocHost(reinterpret_cast<void**>(&data), n * sizeof(T)), what);
-    size = n;
-  }
-  void release() {
-    if (data != nullptr)
-      cudaFreeHost(data);
-    data = nullptr;
-    size = 0;
-  }
-};
+template <class T> using DeviceArray = CudaArray<T, Memory::device>;
+template <class T> using PinnedArray = CudaArray<T, Memory::pinned_host>;
 
 } // namespace
 
@@ -303,19 +303,10 @@ DeviceMlp::DeviceMlp(std::vector<int> widths, std::span<const float> train_featu
 }
 
 DeviceMlp::~DeviceMlp() {
+  // The arrays free themselves (after this body); the handle and stream go first.
   Impl& m = *impl_;
   if (m.blas != nullptr)
     cublasDestroy(m.blas);
-  for (auto* a : {&m.train, &m.params, &m.grads, &m.x, &m.delta[0], &m.delta[1]})
-    a->release();
-  for (auto& a : m.act)
-    a.release();
-  m.labels.release();
-  m.idx.release();
-  m.column_loss.release();
-  m.loss.release();
-  m.host_idx.release();
-  m.host_loss.release();
   if (m.stream != nullptr)
     cudaStreamDestroy(m.stream);
 }
