@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Gradient backends side by side (docs/cuda.md): bench/dpsgd32.yaml (MLP 784-256-128-10,
+# synchronous D-PSGD with momentum on a ring) at several node counts, once per backend,
+# printing from each trace the node-steps per second (gradient steps / the run's
+# wall_seconds), the mean batch and the bus traffic per node-step (the one-time copy of the
+# training set included). On a machine without a GPU
+# the cuda rows say why they did not run.
+# Usage: bench/backend_bench.sh [BUILD_DIR] [NODES...]   (default build/release, 32 256 1024)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dtsim="${1:-build/release}/apps/dtsim"
+shift || true
+nodes=("$@")
+[ ${#nodes[@]} -gt 0 ] || nodes=(32 256 1024)
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores;" \
+  "$("$dtsim" --version | sed -n 2p); $("$dtsim" --version | grep 'cuda backend')"
+command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+printf '%-12s %6s %8s %14s %10s %14s\n' backend nodes steps node-steps/s batch bus_MB/step
+for n in "${nodes[@]}"; do
+  # About 10,000 node-steps per point (at least 10 rounds), evaluation only at the ends.
+  steps=$(( 10000 / n > 10 ? 10000 / n : 10 ))
+  for backend in cpu cpu-batched cuda; do
+    trace="$out/$backend-$n.h5"
+    if ! msg=$("$dtsim" run bench/dpsgd32.yaml --quiet -o "$trace" --set nodes="$n" \
+        --set stop.steps="$steps" --set model.backend="$backend" 2>&1); then
+      printf '%-12s %6s   %s\n' "$backend" "$n" "$(tail -1 <<<"$msg")"
+      continue
+    fi
+    /usr/bin/python3 - "$trace" "$backend" "$n" "$steps" <<'PY'
+import sys, h5py
+f = h5py.File(sys.argv[1], "r"); a = f.attrs
+steps = a["gradient_steps"]
+wall = a["wall_seconds"]
+mean = a.get("gradient_batch_mean", float("nan"))
+bus = (a.get("host_to_device_bytes", 0) + a.get("device_to_host_bytes", 0)) / steps / 1e6
+print(f"{sys.argv[2]:<12} {sys.argv[3]:>6} {int(steps):>8} {steps / wall:>14.0f} {mean:>10.1f} {bus:>14.3f}")
+PY
+  done
+done
