@@ -28,7 +28,7 @@ for n in "${nodes[@]}"; do
       printf '%-12s %6s   %s\n' "$backend" "$n" "$(tail -1 <<<"$msg")"
       continue
     fi
-    /usr/bin/python3 - "$trace" "$backend" "$n" "$steps" <<'PY'
+    "${PYTHON:-/usr/bin/python3}" - "$trace" "$backend" "$n" "$steps" <<'PY'
 import sys, h5py
 f = h5py.File(sys.argv[1], "r"); a = f.attrs
 steps = a["gradient_steps"]
