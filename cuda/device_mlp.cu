@@ -23,6 +23,7 @@ void check(cublasStatus_t s, const char* what) {
 }
 
 constexpr int kThreads = 256;
+constexpr std::size_t kMaxGridY = 65535; // CUDA's limit on gridDim.y
 
 unsigned blocks_for(std::size_t items) {
   return static_cast<unsigned>((items + kThreads - 1) / kThreads);
@@ -297,9 +298,10 @@ DeviceMlp::DeviceMlp(std::vector<int> widths, std::span<const float> train_featu
       train_features.size() * sizeof(float) + train_labels.size() * sizeof(std::int32_t));
   std::size_t free_bytes = 0, total_bytes = 0;
   check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-  // Three quarters of what is free, so that cuBLAS's own workspace still fits.
+  // Three quarters of what is free, so that cuBLAS's own workspace still fits; at most
+  // kMaxGridY nodes, since the kernels index nodes by blockIdx.y.
   m.max_nodes = static_cast<int>(std::max<std::size_t>(
-      1, std::min<std::size_t>(free_bytes / 4 * 3 / m.bytes_per_node(), 1 << 20)));
+      1, std::min<std::size_t>(free_bytes / 4 * 3 / m.bytes_per_node(), kMaxGridY)));
 }
 
 DeviceMlp::~DeviceMlp() {
