@@ -157,6 +157,11 @@ template <class T> using PinnedArray = CudaArray<T, Memory::pinned_host>;
 } // namespace
 
 struct DeviceMlp::Impl {
+  Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  ~Impl();
+
   MlpBatchShape shape;
   int batch_size = 0;
   int max_nodes = 1; // per device batch, from the device's free memory
@@ -262,10 +267,11 @@ struct DeviceMlp::Impl {
 };
 
 DeviceMlp::DeviceMlp(std::vector<int> widths, std::span<const float> train_features,
-                     std::span<const std::int32_t> train_labels, int batch_size)
+                     std::span<const std::int32_t> train_labels, int batch_size,
+                     int max_nodes_per_batch)
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
-  if (widths.size() < 2 || batch_size < 1 || train_labels.empty() ||
+  if (widths.size() < 2 || batch_size < 1 || max_nodes_per_batch < 1 || train_labels.empty() ||
       train_features.size() != static_cast<std::size_t>(widths.front()) * train_labels.size())
     throw std::invalid_argument("DeviceMlp: inconsistent widths, batch size or training set");
   m.shape = mlp_batch_shape(widths);
@@ -288,30 +294,40 @@ DeviceMlp::DeviceMlp(std::vector<int> widths, std::span<const float> train_featu
   check(cublasSetMathMode(m.blas, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
   m.train.resize(train_features.size(), "cudaMalloc (training set)");
   m.labels.resize(train_labels.size(), "cudaMalloc (training labels)");
-  check(cudaMemcpy(m.train.data, train_features.data(), train_features.size() * sizeof(float),
-                   cudaMemcpyHostToDevice),
-        "cudaMemcpy (training set)");
-  check(cudaMemcpy(m.labels.data, train_labels.data(), train_labels.size() * sizeof(std::int32_t),
-                   cudaMemcpyHostToDevice),
-        "cudaMemcpy (training labels)");
+  // On the batches' stream (a non-blocking one, which the legacy default stream's copies
+  // would not order with), and finished before the first batch.
+  check(cudaMemcpyAsync(m.train.data, train_features.data(), train_features.size() * sizeof(float),
+                        cudaMemcpyHostToDevice, m.stream),
+        "cudaMemcpyAsync (training set)");
+  check(cudaMemcpyAsync(m.labels.data, train_labels.data(),
+                        train_labels.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice,
+                        m.stream),
+        "cudaMemcpyAsync (training labels)");
+  check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize");
   m.bus.host_to_device_bytes += static_cast<std::int64_t>(
       train_features.size() * sizeof(float) + train_labels.size() * sizeof(std::int32_t));
+  // Nodes per device batch: what three quarters of the device's memory holds (so that
+  // cuBLAS's workspace still fits), from its total, not its free memory, so that the chunks
+  // and with them a run's results do not depend on what else runs on the GPU; at most
+  // max_nodes_per_batch (the kernels index nodes by blockIdx.y, at most 65,535).
   std::size_t free_bytes = 0, total_bytes = 0;
   check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-  // Three quarters of what is free, so that cuBLAS's own workspace still fits; at most
-  // kMaxGridY nodes, since the kernels index nodes by blockIdx.y.
-  m.max_nodes = static_cast<int>(std::max<std::size_t>(
-      1, std::min<std::size_t>(free_bytes / 4 * 3 / m.bytes_per_node(), kMaxGridY)));
+  const std::size_t fits =
+      (total_bytes / 4 * 3 - std::min(total_bytes / 4 * 3, train_features.size() * sizeof(float))) /
+      m.bytes_per_node();
+  m.max_nodes = static_cast<int>(std::clamp<std::size_t>(
+      fits, 1, std::min<std::size_t>(kMaxGridY, static_cast<std::size_t>(max_nodes_per_batch))));
 }
 
-DeviceMlp::~DeviceMlp() {
-  // The arrays free themselves (after this body); the handle and stream go first.
-  Impl& m = *impl_;
-  if (m.blas != nullptr)
-    cublasDestroy(m.blas);
-  if (m.stream != nullptr)
-    cudaStreamDestroy(m.stream);
+DeviceMlp::Impl::~Impl() {
+  // Also after a constructor that threw; the arrays free themselves after this body.
+  if (blas != nullptr)
+    cublasDestroy(blas);
+  if (stream != nullptr)
+    cudaStreamDestroy(stream);
 }
+
+DeviceMlp::~DeviceMlp() = default;
 
 void DeviceMlp::compute(std::span<GradientJob> jobs) {
   Impl& m = *impl_;
@@ -364,6 +380,15 @@ std::string device_unavailable_reason() {
   }
   if (count == 0)
     return "no CUDA device found";
+  // The kernels are built for sm_80 and sm_90 (CMAKE_CUDA_ARCHITECTURES): refuse an older
+  // GPU here, before a run, rather than at its first kernel launch.
+  int device = 0, major = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess)
+    return "no usable CUDA device found (its compute capability could not be read)";
+  if (major < 8)
+    return "no usable CUDA device found (compute capability " + std::to_string(major) +
+           ".x; dtsim's kernels need 8.0 or newer)";
   return {};
 }
 

@@ -23,9 +23,12 @@ namespace dtsim::cuda {
 class DeviceMlp {
 public:
   // widths: inputs, hidden widths..., classes. train_features: inputs x examples,
-  // column-major. Throws std::runtime_error naming the CUDA call that failed.
+  // column-major. A batch of more nodes than fit on the device (or than
+  // max_nodes_per_batch, which tests lower) runs in chunks. Throws std::runtime_error
+  // naming the CUDA call that failed.
   DeviceMlp(std::vector<int> widths, std::span<const float> train_features,
-            std::span<const std::int32_t> train_labels, int batch_size);
+            std::span<const std::int32_t> train_labels, int batch_size,
+            int max_nodes_per_batch = 65535);
   ~DeviceMlp();
   DeviceMlp(const DeviceMlp&) = delete;
   DeviceMlp& operator=(const DeviceMlp&) = delete;

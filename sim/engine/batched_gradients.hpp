@@ -25,9 +25,11 @@ struct TransferStats {
 
 // Computes a batch of jobs at once: the engine hands it every gradient started since the
 // last batch (a synchronous round's n nodes arrive as one batch), so that a device can run
-// them as a few batched kernels rather than one launch per node. A job's result depends only
-// on its own inputs and on the backend (and device) computing it, never on the other jobs or
-// on the thread count.
+// them as a few batched kernels rather than one launch per node. Results never depend on
+// the thread count. On the CPU a job's result depends only on its own inputs; on a device
+// it may also depend on how many jobs share its batch (a library may pick another kernel for
+// another batch count), which the scenario and seed fix, so a run's results are still the
+// same every time on the same device and build.
 class BatchedGradients {
 public:
   virtual ~BatchedGradients() = default;

@@ -11,7 +11,8 @@
 
 namespace dtsim {
 
-GradientBatcher::GradientBatcher(BatchedGradients& backend, int max_jobs) : backend_(backend) {
+GradientBatcher::GradientBatcher(BatchedGradients& backend, int max_jobs)
+    : backend_(backend), max_jobs_(static_cast<std::size_t>(max_jobs)) {
   // A node has at most one gradient in flight, so no batch outgrows the node count.
   pending_.reserve(static_cast<std::size_t>(max_jobs));
   running_.reserve(static_cast<std::size_t>(max_jobs));
@@ -19,15 +20,23 @@ GradientBatcher::GradientBatcher(BatchedGradients& backend, int max_jobs) : back
 }
 
 void GradientBatcher::add(GradientSlot& slot) {
-  DTSIM_ASSERT(pending_.size() < pending_.capacity(), "more gradients in flight than nodes");
+  DTSIM_ASSERT(pending_.size() < max_jobs_, "more gradients in flight than nodes");
   pending_.push_back(&slot);
 }
 
 void GradientBatcher::run_pending() {
+  DTSIM_ASSERT(running_.empty(), "a batch started while another ran (a hook called back?)");
   if (pending_.empty())
     return;
-  // Swapped out first: the batch is fixed, and the slots it holds are marked done below.
+  // Swapped out first: the batch is fixed, and the slots it holds are marked done below. A
+  // batch that throws (a hook, or the device) leaves its slots pending and the batcher
+  // empty, so a later join of one of them fails its check instead of reading a stale
+  // gradient.
   running_.swap(pending_);
+  struct ClearRunning {
+    std::vector<GradientSlot*>& running;
+    ~ClearRunning() { running.clear(); }
+  } clear_running{running_};
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   const auto each = [this](auto&& body) {
@@ -51,7 +60,6 @@ void GradientBatcher::run_pending() {
   largest_ = std::max(largest_, static_cast<std::int64_t>(running_.size()));
   gradient_wall_s_ += std::chrono::duration<double>(t2 - t1).count();
   hooks_wall_s_ += std::chrono::duration<double>((t1 - t0) + (t3 - t2)).count();
-  running_.clear();
 }
 
 } // namespace dtsim

@@ -38,6 +38,7 @@ public:
 
 private:
   BatchedGradients& backend_;
+  std::size_t max_jobs_;
   std::vector<GradientSlot*> pending_;
   std::vector<GradientSlot*> running_;
   std::vector<GradientJob> jobs_;

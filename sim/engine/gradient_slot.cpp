@@ -110,8 +110,10 @@ void GradientSlot::wait() {
     return;
   if (batcher_ == nullptr)
     group_.wait();
-  else if (pending_)
+  else if (pending_) {
     batcher_->run_pending();
+    DTSIM_ASSERT(!pending_, "the batch holding this gradient did not complete");
+  }
 }
 
 } // namespace dtsim

@@ -133,8 +133,9 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
     plan.order =
         make_order(data.child("order"), OrderSetup{nodes, plan.engine.batch_size, plan.seed,
                                                    &plan.partition, plan.model.get()});
-    plan.batched = make_gradient_backend(model, *plan.model, plan.data->train,
-                                         plan.engine.batch_size, *plan.order, use == PlanUse::run);
+    // Checked here, in key order; a device backend is made last, once everything else holds.
+    make_gradient_backend(model, *plan.model, plan.data->train, plan.engine.batch_size,
+                          *plan.order, false);
     plan.backend = model.text("backend", "cpu");
   }
   const double dim = plan.model ? static_cast<double>(plan.model->num_params()) : 0.0;
@@ -204,6 +205,9 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
 
   root.reject_unused();
   plan.resolved_yaml = to_yaml(*tree);
+  if (use == PlanUse::run && plan.model)
+    plan.batched = make_gradient_backend(model, *plan.model, plan.data->train,
+                                         plan.engine.batch_size, *plan.order, true);
   return plan;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The CUDA backend's gradients against the CPU model's, job by job (needs a CUDA device).
 #include "cuda/cuda_backend.hpp"
+#include "cuda/device_mlp.hpp"
 #include "models/mlp.hpp"
 #include "sim/core/rng.hpp"
 
@@ -62,10 +63,21 @@ Batch make_batch(const Mlp& model, const Dataset& data, int nodes, int batch_siz
   return b;
 }
 
-void check_against_cpu(const Mlp& model, const Dataset& data, int nodes, int batch_size) {
+std::vector<int> widths(const Mlp& model) {
+  std::vector<int> w{model.layers().front().in};
+  for (const DenseLayer& layer : model.layers())
+    w.push_back(layer.out);
+  return w;
+}
+
+// max_nodes_per_batch below `nodes` makes the device run the batch in chunks.
+void check_against_cpu(const Mlp& model, const Dataset& data, int nodes, int batch_size,
+                       int max_nodes_per_batch = 65535) {
   Batch b = make_batch(model, data, nodes, batch_size);
-  auto device = cuda::make_mlp_gradients(model, data, batch_size);
-  device->compute(b.jobs);
+  cuda::DeviceMlp device(widths(model),
+                         {data.features.data(), static_cast<std::size_t>(data.features.size())},
+                         data.labels, batch_size, max_nodes_per_batch);
+  device.compute(b.jobs);
   auto ws = model.make_workspace(batch_size);
   Eigen::MatrixXf x(data.num_features(), batch_size);
   std::vector<std::int32_t> y(static_cast<std::size_t>(batch_size));
@@ -103,6 +115,14 @@ TEST_SUITE("cuda") {
     check_against_cpu(Mlp(40, {300}, 6), data, 33, 64);   // wide, more nodes
     const Dataset images = random_dataset(784, 10, 300);
     check_against_cpu(Mlp(784, {256, 128}, 10), images, 9, 32); // the quickstart's MLP
+  }
+
+  TEST_CASE("CUDA: a batch larger than the device takes runs in chunks, same gradients") {
+    if (!have_device())
+      return;
+    const Dataset data = random_dataset(40, 6, 500);
+    check_against_cpu(Mlp(40, {24, 12}, 6), data, 11, 16,
+                      4); // chunks of 4, 4 and 3 (+ the short ones)
   }
 
   TEST_CASE("CUDA: the same jobs give the same bits again") {
