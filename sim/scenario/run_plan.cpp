@@ -134,8 +134,8 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
         make_order(data.child("order"), OrderSetup{nodes, plan.engine.batch_size, plan.seed,
                                                    &plan.partition, plan.model.get()});
     // Checked here, in key order; a device backend is made last, once everything else holds.
-    make_gradient_backend(model, *plan.model, plan.data->train, plan.engine.batch_size,
-                          *plan.order, false);
+    make_gradient_backend(model, *plan.model, plan.data->train, plan.engine.batch_size, *plan.order,
+                          false);
     plan.backend = model.text("backend", "cpu");
   }
   const double dim = plan.model ? static_cast<double>(plan.model->num_params()) : 0.0;
