@@ -145,7 +145,7 @@ std::vector<Outcome> run_points(const SweepPlan& plan, const std::vector<SweepPo
       } else {
         // Changed since it ran, and not validated with the others (it had a trace):
         // validate it now, before anything runs.
-        plan_run(plan.base_scenario, points[i].overrides, PlanUse::check);
+        plan_run(plan.base_scenario, points[i].overrides, PlanUse::check_here);
         ++stale;
       }
     }
@@ -230,7 +230,7 @@ std::vector<SweepPoint> tune(const SweepPlan& plan, std::vector<SweepPoint> poin
                runs.size());
   for (const SweepPoint& r : runs) // fail fast on a bad value (a dry run too)
     if (!a.resume || !has_trace(plan, r))
-      plan_run(plan.base_scenario, r.overrides, PlanUse::check);
+      plan_run(plan.base_scenario, r.overrides, PlanUse::check_here);
   if (a.dry_run) {
     print_dry_run(runs);
     return points;
@@ -311,7 +311,7 @@ int sweep_command(const std::vector<std::string>& args, std::atomic<bool>* inter
   // it ran; if it changed since, run_points validates it before rerunning it.
   for (const SweepPoint& p : points)
     if (!a.resume || !has_trace(plan, p))
-      plan_run(plan.base_scenario, p.overrides, PlanUse::check);
+      plan_run(plan.base_scenario, p.overrides, PlanUse::check_here);
   if (!a.dry_run) {
     std::filesystem::create_directories(plan.output_dir);
     write_sweep_info(plan, a, args);

@@ -14,7 +14,7 @@ namespace dtsim {
 std::unique_ptr<BatchedGradients> make_gradient_backend(const Params& model_section,
                                                         const Model& model, const Dataset& train,
                                                         int batch_size, const ExampleOrder& order,
-                                                        bool for_run) {
+                                                        BackendUse use) {
   const std::string backend =
       model_section.choice("backend", "cpu", {"cpu", "cpu-batched", "cuda"});
   if (backend == "cpu")
@@ -28,12 +28,15 @@ std::unique_ptr<BatchedGradients> make_gradient_backend(const Params& model_sect
   if (backend == "cuda" && mlp == nullptr)
     model_section.fail("backend", "backend cuda runs the softmax and mlp models; " +
                                       model.describe() + " runs on backend: cpu");
-  if (!for_run)
+  if (use == BackendUse::check)
+    return nullptr;
+  if (backend == "cuda")
+    if (const std::string why = cuda::unavailable_reason(); !why.empty())
+      model_section.fail("backend", why);
+  if (use == BackendUse::check_device)
     return nullptr;
   if (backend == "cpu-batched")
     return std::make_unique<CpuBatchedGradients>(model, train, batch_size);
-  if (const std::string why = cuda::unavailable_reason(); !why.empty())
-    model_section.fail("backend", why);
   try {
     return cuda::make_mlp_gradients(*mlp, train, batch_size);
   } catch (const std::runtime_error& e) {

@@ -12,15 +12,19 @@
 
 namespace dtsim {
 
+// check: the key and what the backend can run; check_device: also that this machine can
+// (a build with CUDA, a device); run: that, and make the backend.
+enum class BackendUse { check, check_device, run };
+
 // Reads `backend` from the model section: cpu (one oneTBB task per node, the default),
 // cpu-batched (the batched executor on the CPU: the GPU backend's reference, same results
-// as cpu) or cuda (batches on a GPU; softmax and mlp). Returns the batched backend, or null
-// for cpu. Refuses with ConfigError naming the key: a model or example order the backend
-// cannot run, and for a run (for_run) a build without CUDA or a machine without a device;
-// a checking plan (dtsim validate, a sweep's check) makes no backend and needs no GPU.
+// as cpu) or cuda (batches on a GPU; softmax and mlp). Returns the batched backend for
+// BackendUse::run, else null. Refuses with ConfigError naming the key: a model or example
+// order the backend cannot run and, unless only checking, a build without CUDA or a machine
+// without a usable device.
 std::unique_ptr<BatchedGradients> make_gradient_backend(const Params& model_section,
                                                         const Model& model, const Dataset& train,
                                                         int batch_size, const ExampleOrder& order,
-                                                        bool for_run);
+                                                        BackendUse use);
 
 } // namespace dtsim

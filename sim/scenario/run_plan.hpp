@@ -25,8 +25,11 @@ namespace dtsim {
 // What a plan is for. `check` validates exactly as `run` does (every key, the data, the
 // graph, the memory bound; the same resolved_yaml) but gives the algorithm no vectors
 // (num_params 0), so checking a sweep of 256-node points does not allocate and fill
-// gigabytes of node state; such a plan cannot be executed.
-enum class PlanUse { run, check };
+// gigabytes of node state; such a plan cannot be executed. `check_here` is `check` plus
+// what only this machine can say: that a device `model.backend: cuda` needs is present (a
+// sweep's points before any runs; `dtsim validate` uses `check`, so that a GPU sweep can be
+// checked anywhere).
+enum class PlanUse { run, check, check_here };
 
 // Everything built from one scenario. `resolved_yaml` is the scenario with every default
 // filled in: stored in the trace, it reproduces the run exactly.

@@ -123,6 +123,26 @@ TEST_SUITE("app") {
     CHECK(r.output.find("2 points, 1 diverged (a result), 0 failed") != std::string::npos);
   }
 
+  TEST_CASE("dtsim sweep: points that need a CUDA device this machine lacks are refused first") {
+    if (run_cli("--version").output.find("device found") != std::string::npos) {
+      MESSAGE("a CUDA device is present: nothing to refuse");
+      return;
+    }
+    const std::string dir = temp_dir() + "/cudasweep";
+    std::filesystem::remove_all(dir);
+    const std::string base = write_file("cudabase.yaml", kTiny);
+    const std::string sweep =
+        write_file("cudasweep.yaml", "name: cudasweep\nbase: " + base + "\noutput: " + dir +
+                                         "\ngrid:\n  model.backend: [cpu-batched, cuda]\n");
+    const auto r = run_cli("sweep " + sweep + " --jobs 1");
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("model.backend: ") != std::string::npos);
+    CHECK(r.output.find("CUDA") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir)); // nothing ran, not even the cpu-batched point
+    // dtsim validate checks the file without a GPU (a GPU sweep can be checked anywhere).
+    CHECK(run_cli("validate " + base + " --set model.backend=cuda").exit_code == 0);
+  }
+
   TEST_CASE("dtsim list names every registry") {
     const auto r = run_cli("list");
     CHECK(r.exit_code == 0);
