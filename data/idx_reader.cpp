@@ -91,9 +91,14 @@ Buffer gunzip(const MappedFile& gz, const std::string& prefix) {
     throw ConfigError(prefix + "corrupt gzip data (the file is only " + std::to_string(gz.size()) +
                       " bytes)");
   const std::uint32_t announced = little_endian32(gz.data() + gz.size() - 4);
-  if (announced > kMaxBytes)
+  // Deflate expands at most 1032:1, so a trailer announcing more than the compressed bytes
+  // can hold is corrupt, and is refused before it becomes an allocation (found by fuzzing:
+  // 18 bytes announcing 2 GiB).
+  const std::uint64_t most = (gz.size() - kHeaderAndTrailer) * std::uint64_t{1032} + 1032;
+  if (announced > kMaxBytes || announced > most)
     throw ConfigError(prefix + "corrupt gzip data (its trailer announces " +
-                      std::to_string(announced) + " bytes)");
+                      std::to_string(announced) + " bytes, more than its " +
+                      std::to_string(gz.size()) + " bytes can hold)");
   Buffer out = allocate(announced);
   const std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)> d(
       libdeflate_alloc_decompressor(), libdeflate_free_decompressor);

@@ -136,6 +136,18 @@ TEST_SUITE("data") {
       const std::string msg = config_error_of([&] { read_idx(file, 1, "w"); });
       CHECK(msg.find("w: " + file + ": corrupt gzip data") == 0);
     }
+    SUBCASE("a trailer announcing more than deflate can expand to") {
+      // The fuzzer's input: 18 bytes whose trailer claims 2 GiB; the size was allocated.
+      const std::string file = dir.file("huge.gz");
+      std::vector<char> bytes = {'\x1f', '\x8b', '\x8b', '\x8b', '\x21', '\xa1',
+                                 '\x21', '\x21', '\x21', '\xff', '\x91', 0,
+                                 0,      0,      0,      0,      0,      '\x80'};
+      write_raw(file, bytes);
+      const std::string msg = config_error_of([&] { read_idx(file, 1, "w"); });
+      CHECK(msg == "w: " + file +
+                       ": corrupt gzip data (its trailer announces 2147483648 bytes, more than "
+                       "its 18 bytes can hold)");
+    }
     SUBCASE("empty file") {
       const std::string file = dir.file("empty.gz");
       write_raw(file, {});
