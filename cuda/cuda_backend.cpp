@@ -1,39 +1,31 @@
 // SPDX-License-Identifier: MIT
-// The CUDA backend of a build with DTSIM_CUDA: an Mlp's layers handed to DeviceMlp.
+// The CUDA backend of a build with DTSIM_CUDA: an Mlp's or ResNet's layers handed to the
+// device passes.
 #include "cuda/cuda_backend.hpp"
 
-#include "cuda/device_mlp.hpp"
+#include "cuda/device_gradients.hpp"
+#include "cuda/resnet_batch_shape.hpp"
 
 #include <stdexcept>
 
 namespace dtsim::cuda {
 namespace {
 
-class CudaMlpGradients final : public BatchedGradients {
+class CudaGradients final : public BatchedGradients {
 public:
-  CudaMlpGradients(const Mlp& model, const Dataset& train, int batch_size)
-      : model_description_(model.describe()),
-        device_(widths(model),
-                {train.features.data(), static_cast<std::size_t>(train.features.size())},
-                train.labels, batch_size) {}
+  CudaGradients(std::string model_description, std::unique_ptr<DeviceGradients> device)
+      : model_description_(std::move(model_description)), device_(std::move(device)) {}
 
   std::string describe() const override {
-    return "cuda on " + device_.device_name() + " (" + model_description_ +
+    return "cuda on " + device_->device_name() + " (" + model_description_ +
            "; cuBLAS strided-batched FP32)";
   }
-  void compute(std::span<GradientJob> jobs) override { device_.compute(jobs); }
-  TransferStats transfers() const override { return device_.transfers(); }
+  void compute(std::span<GradientJob> jobs) override { device_->compute(jobs); }
+  TransferStats transfers() const override { return device_->transfers(); }
 
 private:
-  static std::vector<int> widths(const Mlp& model) {
-    std::vector<int> w{model.layers().front().in};
-    for (const DenseLayer& layer : model.layers())
-      w.push_back(layer.out);
-    return w;
-  }
-
   std::string model_description_;
-  DeviceMlp device_;
+  std::unique_ptr<DeviceGradients> device_;
 };
 
 } // namespace
@@ -46,9 +38,18 @@ std::string unavailable_reason() {
   return device_unavailable_reason();
 }
 
-std::unique_ptr<BatchedGradients> make_mlp_gradients(const Mlp& model, const Dataset& train,
-                                                     int batch_size) {
-  return std::make_unique<CudaMlpGradients>(model, train, batch_size);
+std::unique_ptr<BatchedGradients> make_gradients(const Model& model, const Dataset& train,
+                                                 int batch_size) {
+  const std::span<const float> features{train.features.data(),
+                                        static_cast<std::size_t>(train.features.size())};
+  std::unique_ptr<DeviceGradients> device;
+  if (const auto* mlp = dynamic_cast<const Mlp*>(&model))
+    device = make_device_mlp(mlp_widths(*mlp), features, train.labels, batch_size);
+  else if (const auto* resnet = dynamic_cast<const ResNet*>(&model))
+    device = make_device_resnet(resnet_batch_shape(*resnet), features, train.labels, batch_size);
+  else
+    throw std::invalid_argument("backend cuda does not run " + model.describe());
+  return std::make_unique<CudaGradients>(model.describe(), std::move(device));
 }
 
 } // namespace dtsim::cuda

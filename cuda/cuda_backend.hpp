@@ -4,10 +4,12 @@
 
 #include "data/dataset.hpp"
 #include "models/mlp.hpp"
+#include "models/resnet.hpp"
 #include "sim/engine/batched_gradients.hpp"
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace dtsim::cuda {
 
@@ -16,10 +18,26 @@ bool built_with_cuda();
 // Empty when `backend: cuda` can run here; else why not, in one line: a build without
 // CUDA, or "no CUDA device found (...)".
 std::string unavailable_reason();
-// Softmax and MLP gradients of a batch of nodes on the device (cuda/device_mlp.hpp). The
-// training set is copied to the device here. Throws std::runtime_error when the backend is
-// unavailable or a CUDA call fails.
-std::unique_ptr<BatchedGradients> make_mlp_gradients(const Mlp& model, const Dataset& train,
-                                                     int batch_size);
+
+// The models the backend runs: softmax and MLP (models::Mlp) and ResNet (models::ResNet).
+// Known in every build, so that a scenario can be validated without CUDA.
+inline bool runs_model(const Model& model) {
+  return dynamic_cast<const Mlp*>(&model) != nullptr ||
+         dynamic_cast<const ResNet*>(&model) != nullptr;
+}
+
+// An Mlp's widths: inputs, hidden widths..., classes.
+inline std::vector<int> mlp_widths(const Mlp& model) {
+  std::vector<int> w{model.layers().front().in};
+  for (const DenseLayer& layer : model.layers())
+    w.push_back(layer.out);
+  return w;
+}
+
+// Gradients of a batch of nodes on the device (cuda/device_gradients.hpp) for a model that
+// runs_model(). The training set is copied to the device here. Throws std::runtime_error
+// when the backend is unavailable or a CUDA call fails.
+std::unique_ptr<BatchedGradients> make_gradients(const Model& model, const Dataset& train,
+                                                 int batch_size);
 
 } // namespace dtsim::cuda

@@ -63,11 +63,19 @@ public:
   // The workspace keeps every block's maps: about 1.6 MB per 3x32x32 example.
   int max_eval_batch() const override { return 32; }
 
-private:
+  // The layers, for other implementations of the same network (the CUDA backend's batched
+  // pass reads their shapes and parameter offsets).
   struct Block {
     GemmConv conv1, conv2;
     GroupNorm norm1, norm2;
   };
+  const Config& config() const { return config_; }
+  const GemmConv& stem() const { return stem_; }
+  const GroupNorm& stem_norm() const { return stem_norm_; }
+  const std::vector<Block>& blocks() const { return blocks_; }
+  const DenseLayer& head() const { return head_; }
+
+private:
   class ResNetWorkspace;
 
   ResNetWorkspace& workspace_for(Workspace& ws, const BatchView& batch) const;

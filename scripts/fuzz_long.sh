@@ -18,7 +18,7 @@ work=${2:?usage: fuzz_long.sh SECONDS WORK [TARGET...]}
 shift 2
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(scenario sweep text_rows idx cifar arrays trace trace_schema)
-bin=build/asan/tests/fuzz
+bin=${FUZZ_BIN:-build/asan/tests/fuzz} # FUZZ_BIN: a copy, so that rebuilding asan does not change a running campaign
 export ASAN_OPTIONS=detect_leaks=0
 
 # Seconds of user + system time of a finished command's children, from bash's `times`.

@@ -3,7 +3,6 @@
 #include "sim/scenario/gradient_backend.hpp"
 
 #include "cuda/cuda_backend.hpp"
-#include "models/mlp.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/engine/cpu_batched_gradients.hpp"
 
@@ -24,9 +23,8 @@ std::unique_ptr<BatchedGradients> make_gradient_backend(const Params& model_sect
                                       " computes no per-example gradients, which the example "
                                       "order " +
                                       order.describe() + " needs: use backend: cpu");
-  const auto* mlp = dynamic_cast<const Mlp*>(&model);
-  if (backend == "cuda" && mlp == nullptr)
-    model_section.fail("backend", "backend cuda runs the softmax and mlp models; " +
+  if (backend == "cuda" && !cuda::runs_model(model))
+    model_section.fail("backend", "backend cuda runs the softmax, mlp and resnet20 models; " +
                                       model.describe() + " runs on backend: cpu");
   if (use == BackendUse::check)
     return nullptr;
@@ -38,7 +36,7 @@ std::unique_ptr<BatchedGradients> make_gradient_backend(const Params& model_sect
   if (backend == "cpu-batched")
     return std::make_unique<CpuBatchedGradients>(model, train, batch_size);
   try {
-    return cuda::make_mlp_gradients(*mlp, train, batch_size);
+    return cuda::make_gradients(model, train, batch_size);
   } catch (const std::runtime_error& e) {
     model_section.fail("backend", e.what());
   }

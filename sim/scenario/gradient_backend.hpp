@@ -18,7 +18,7 @@ enum class BackendUse { check, check_device, run };
 
 // Reads `backend` from the model section: cpu (one oneTBB task per node, the default),
 // cpu-batched (the batched executor on the CPU: the GPU backend's reference, same results
-// as cpu) or cuda (batches on a GPU; softmax and mlp). Returns the batched backend for
+// as cpu) or cuda (batches on a GPU; softmax, mlp and resnet20). Returns the batched backend for
 // BackendUse::run, else null. Refuses with ConfigError naming the key: a model or example
 // order the backend cannot run and, unless only checking, a build without CUDA or a machine
 // without a usable device.

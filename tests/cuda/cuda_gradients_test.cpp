@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The CUDA backend's gradients against the CPU model's, job by job (needs a CUDA device).
 #include "cuda/cuda_backend.hpp"
-#include "cuda/device_mlp.hpp"
+#include "cuda/device_gradients.hpp"
+#include "cuda/resnet_batch_shape.hpp"
 #include "models/mlp.hpp"
+#include "models/resnet.hpp"
 #include "sim/core/rng.hpp"
 
 #include <algorithm>
@@ -22,12 +24,12 @@ bool have_device() {
   return why.empty();
 }
 
-Dataset random_dataset(int features, int classes, int examples) {
+Dataset random_dataset(int features, int classes, int examples, std::vector<int> shape = {}) {
   Rng rng = Rng::stream(7, "test-data", Rng::kNoNode);
   Dataset d;
   d.name = "random";
   d.num_classes = classes;
-  d.shape = {features};
+  d.shape = shape.empty() ? std::vector<int>{features} : shape;
   d.features.resize(features, examples);
   for (Eigen::Index i = 0; i < d.features.size(); ++i)
     d.features.data()[i] = static_cast<float>(rng.uniform(-1.0, 1.0));
@@ -44,7 +46,7 @@ struct Batch {
   std::vector<GradientJob> jobs;
 };
 
-Batch make_batch(const Mlp& model, const Dataset& data, int nodes, int batch_size) {
+Batch make_batch(const Model& model, const Dataset& data, int nodes, int batch_size) {
   Batch b;
   for (int i = 0; i < nodes; ++i) {
     Rng rng = Rng::stream(11, "test-node", static_cast<std::uint64_t>(i));
@@ -63,21 +65,22 @@ Batch make_batch(const Mlp& model, const Dataset& data, int nodes, int batch_siz
   return b;
 }
 
-std::vector<int> widths(const Mlp& model) {
-  std::vector<int> w{model.layers().front().in};
-  for (const DenseLayer& layer : model.layers())
-    w.push_back(layer.out);
-  return w;
+std::unique_ptr<cuda::DeviceGradients> device_for(const Model& model, const Dataset& data,
+                                                  int batch_size, int max_nodes_per_batch) {
+  const std::span<const float> features{data.features.data(),
+                                        static_cast<std::size_t>(data.features.size())};
+  if (const auto* resnet = dynamic_cast<const ResNet*>(&model))
+    return cuda::make_device_resnet(cuda::resnet_batch_shape(*resnet), features, data.labels,
+                                    batch_size, max_nodes_per_batch);
+  return cuda::make_device_mlp(cuda::mlp_widths(dynamic_cast<const Mlp&>(model)), features,
+                               data.labels, batch_size, max_nodes_per_batch);
 }
 
 // max_nodes_per_batch below `nodes` makes the device run the batch in chunks.
-void check_against_cpu(const Mlp& model, const Dataset& data, int nodes, int batch_size,
+void check_against_cpu(const Model& model, const Dataset& data, int nodes, int batch_size,
                        int max_nodes_per_batch = 65535) {
   Batch b = make_batch(model, data, nodes, batch_size);
-  cuda::DeviceMlp device(widths(model),
-                         {data.features.data(), static_cast<std::size_t>(data.features.size())},
-                         data.labels, batch_size, max_nodes_per_batch);
-  device.compute(b.jobs);
+  device_for(model, data, batch_size, max_nodes_per_batch)->compute(b.jobs);
   auto ws = model.make_workspace(batch_size);
   Eigen::MatrixXf x(data.num_features(), batch_size);
   std::vector<std::int32_t> y(static_cast<std::size_t>(batch_size));
@@ -117,6 +120,16 @@ TEST_SUITE("cuda") {
     check_against_cpu(Mlp(784, {256, 128}, 10), images, 9, 32); // the quickstart's MLP
   }
 
+  TEST_CASE("CUDA: ResNet gradients equal the CPU ResNet's") {
+    if (!have_device())
+      return;
+    const Dataset small = random_dataset(2 * 8 * 8, 10, 200, {2, 8, 8});
+    check_against_cpu(ResNet({{2, 8, 8}, 10, 1, 2}), small, 7, 8);
+    check_against_cpu(ResNet({{2, 8, 8}, 10, 1, 2}), small, 7, 8, 3); // in chunks
+    const Dataset cifar_like = random_dataset(3 * 32 * 32, 10, 100, {3, 32, 32});
+    check_against_cpu(ResNet({{3, 32, 32}, 10, 3, 2}), cifar_like, 5, 16); // ResNet-20
+  }
+
   TEST_CASE("CUDA: a batch larger than the device takes runs in chunks, same gradients") {
     if (!have_device())
       return;
@@ -130,7 +143,7 @@ TEST_SUITE("cuda") {
       return;
     const Dataset data = random_dataset(40, 6, 500);
     const Mlp model(40, {24, 12}, 6);
-    auto device = cuda::make_mlp_gradients(model, data, 16);
+    auto device = cuda::make_gradients(model, data, 16);
     Batch a = make_batch(model, data, 12, 16);
     Batch b = make_batch(model, data, 12, 16);
     device->compute(a.jobs);

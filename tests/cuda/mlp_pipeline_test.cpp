@@ -4,7 +4,7 @@
 // math, checked without a GPU.
 #include "cuda/host_mlp_ops.hpp"
 #include "models/mlp.hpp"
-#include "sim/core/rng.hpp"
+#include "random_problem.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -17,10 +17,7 @@ using namespace dtsim::cuda;
 
 namespace {
 
-struct Errors {
-  double grad = 0.0; // worst |difference| over the node's largest gradient entry
-  double loss = 0.0; // worst relative difference of the mean losses
-};
+using test::Errors;
 
 // widths: inputs, hidden..., classes. `nodes` models and minibatches of `n` examples drawn
 // from `examples` random ones, run by Ops and by the CPU model.
@@ -31,20 +28,12 @@ Errors worst_relative_error(const std::vector<int>& widths, int nodes, int n, in
   const Mlp model(features, hidden, classes);
   const MlpBatchShape shape = mlp_batch_shape(widths);
   REQUIRE(shape.num_params == model.num_params());
-
-  Rng rng = Rng::stream(5, "test", Rng::kNoNode);
-  Eigen::MatrixXf train(features, examples);
-  for (Eigen::Index i = 0; i < train.size(); ++i)
-    train.data()[i] = static_cast<float>(rng.uniform(-1.0, 1.0));
-  std::vector<std::int32_t> labels;
-  for (int i = 0; i < examples; ++i)
-    labels.push_back(static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(classes))));
+  const test::RandomProblem p(model, features, classes, examples, nodes, n);
 
   const std::size_t P = shape.num_params;
   const auto N = static_cast<std::size_t>(nodes);
   const auto n_ = static_cast<std::size_t>(n);
-  std::vector<float> params(N * P), grads(N * P, -7.0f), x(N * features * n_);
-  std::vector<std::uint32_t> idx(N * n_);
+  std::vector<float> grads(N * P, -7.0f), x(N * features * n_);
   std::vector<std::vector<float>> act;
   std::vector<float*> act_pointers;
   for (const BatchLayer& l : shape.layers) {
@@ -53,19 +42,12 @@ Errors worst_relative_error(const std::vector<int>& widths, int nodes, int n, in
   }
   std::vector<float> delta0(N * shape.widest * n_), delta1(N * shape.widest * n_);
   std::vector<double> column_loss(N * n_), loss(N);
-  for (std::size_t b = 0; b < N; ++b) {
-    Rng node = Rng::stream(9, "test-node", b);
-    model.init({params.data() + b * P, P}, node);
-    for (std::size_t k = 0; k < n_; ++k)
-      idx[b * n_ + k] =
-          static_cast<std::uint32_t>(node.below(static_cast<std::uint64_t>(examples)));
-  }
   MlpBatchBuffers buf;
-  buf.train = train.data();
-  buf.labels = labels.data();
-  buf.params = params.data();
+  buf.train = p.train.data();
+  buf.labels = p.labels.data();
+  buf.params = p.params.data();
   buf.grads = grads.data();
-  buf.idx = idx.data();
+  buf.idx = p.idx.data();
   buf.x = x.data();
   buf.act = act_pointers.data();
   buf.delta[0] = delta0.data();
@@ -74,29 +56,7 @@ Errors worst_relative_error(const std::vector<int>& widths, int nodes, int n, in
   buf.loss = loss.data();
   Ops ops;
   run_mlp_batch(ops, shape, buf, nodes, n);
-
-  auto ws = model.make_workspace(n);
-  Eigen::MatrixXf batch(features, n);
-  std::vector<std::int32_t> y(n_);
-  std::vector<float> reference(P);
-  Errors worst;
-  for (std::size_t b = 0; b < N; ++b) {
-    for (std::size_t k = 0; k < n_; ++k) {
-      batch.col(static_cast<Eigen::Index>(k)) = train.col(idx[b * n_ + k]);
-      y[k] = labels[idx[b * n_ + k]];
-    }
-    const BatchView view{batch.data(), features, n, y.data()};
-    const double expected = model.loss_and_grad({params.data() + b * P, P}, view, reference, *ws);
-    worst.loss = std::max(worst.loss, std::abs(loss[b] - expected) / std::abs(expected));
-    double scale = 0.0, err = 0.0;
-    for (std::size_t p = 0; p < P; ++p) {
-      scale = std::max(scale, static_cast<double>(std::abs(reference[p])));
-      err = std::max(err, static_cast<double>(std::abs(grads[b * P + p] - reference[p])));
-    }
-    REQUIRE(scale > 0.0);
-    worst.grad = std::max(worst.grad, err / scale);
-  }
-  return worst;
+  return test::compare_with_cpu(p, model, grads, loss);
 }
 
 void check_close(const Errors& e, double grad_tolerance) {

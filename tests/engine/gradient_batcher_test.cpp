@@ -155,7 +155,7 @@ TEST_SUITE("engine") {
           plan_run_text(tiny, "t.yaml", {"model.backend=cpu-batched", "data.order={kind: grab}"});
         },
         {"model.backend", "per-example", "backend: cpu"});
-    // cuda: only softmax and mlp; and a run needs a device (none in CI).
+    // cuda: softmax, mlp and resnet20 only; and a run needs a device (none in CI).
     const std::string image = R"(
 nodes: 2
 data: {dataset: synthetic, synthetic: {features: 16, classes: 4, train: 200, test: 50}}
@@ -170,7 +170,7 @@ stop: {steps: 1}
                         {"data={dataset: fashion-mnist, train_samples: 200, test_samples: 50}",
                          "model={kind: lenet, backend: cuda}"});
         },
-        {"model.backend", "softmax and mlp", "lenet"});
+        {"model.backend", "softmax, mlp and resnet20", "lenet"});
     // A checking plan needs no GPU.
     CHECK_NOTHROW(plan_run_text(image, "c.yaml", {}, PlanUse::check));
   }

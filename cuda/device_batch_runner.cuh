@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+// What every device pass shares: the training set on the device, the nodes' parameters and
+// indices up, gradients and losses down, jobs grouped by batch size and run in chunks of
+// what fits on the device.
+#pragma once
+
+#include "cuda/device_gradients.hpp"
+#include "cuda/device_memory.cuh"
+
+#include <algorithm>
+#include <vector>
+
+namespace dtsim::cuda {
+namespace {
+
+// The buffers every pass reads or writes besides its own scratch, each holding `count`
+// nodes' blocks (params and grads num_params floats each; idx and column_loss n entries;
+// loss one).
+struct BatchCommon {
+  const float* train = nullptr;
+  const std::int32_t* labels = nullptr;
+  const float* params = nullptr;
+  float* grads = nullptr;
+  const std::uint32_t* idx = nullptr;
+  double* column_loss = nullptr;
+  double* loss = nullptr;
+};
+
+// Network provides num_params(), describe(), scratch_floats(n) (its buffers' floats per
+// node for minibatches of up to n examples) and run(blas, stream, common, scratch, count, n).
+template <class Network> class DeviceBatchRunner final : public DeviceGradients {
+public:
+  DeviceBatchRunner(Network network, std::span<const float> train_features,
+                    std::span<const std::int32_t> train_labels, int batch_size,
+                    int max_nodes_per_batch)
+      : net_(std::move(network)), batch_size_(batch_size), blas_(stream_.stream) {
+    if (batch_size < 1 || max_nodes_per_batch < 1 || train_labels.empty() ||
+        train_features.size() % train_labels.size() != 0)
+      throw std::invalid_argument("device gradients: inconsistent batch size or training set");
+    int device = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+    name_ = prop.name;
+    scratch_.resize(net_.scratch_floats(batch_size).size());
+    scratch_pointers_.resize(scratch_.size());
+    train_.resize(train_features.size(), "cudaMalloc (training set)");
+    labels_.resize(train_labels.size(), "cudaMalloc (training labels)");
+    // On the batches' stream (a non-blocking one, which the legacy default stream's copies
+    // would not order with), and finished before the first batch.
+    const cudaStream_t s = stream_.stream;
+    check(cudaMemcpyAsync(train_.data, train_features.data(), train_features.size() * sizeof(float),
+                          cudaMemcpyHostToDevice, s),
+          "cudaMemcpyAsync (training set)");
+    check(cudaMemcpyAsync(labels_.data, train_labels.data(),
+                          train_labels.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice, s),
+          "cudaMemcpyAsync (training labels)");
+    check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+    bus_.host_to_device_bytes += static_cast<std::int64_t>(
+        train_features.size() * sizeof(float) + train_labels.size() * sizeof(std::int32_t));
+    // Nodes per device batch: what three quarters of the device's memory holds (so that
+    // cuBLAS's workspace still fits), from its total, not its free memory, so that the
+    // chunks and with them a run's results do not depend on what else runs on the GPU; at
+    // most max_nodes_per_batch (the kernels index nodes by blockIdx.y).
+    std::size_t free_bytes = 0, total_bytes = 0;
+    check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    const std::size_t usable = total_bytes / 4 * 3;
+    const std::size_t fits =
+        (usable - std::min(usable, train_features.size() * sizeof(float))) / bytes_per_node();
+    max_nodes_ = static_cast<int>(std::clamp<std::size_t>(
+        fits, 1, std::min<std::size_t>(kMaxGridY, static_cast<std::size_t>(max_nodes_per_batch))));
+  }
+
+  void compute(std::span<GradientJob> jobs) override {
+    // Jobs of one batch size share strided GEMMs; the orderer may give a node fewer
+    // examples at the end of its data, so group by size (in job order) and run each group in
+    // chunks of what fits on the device.
+    group_.reserve(jobs.size());
+    std::size_t done = 0;
+    std::vector<char> taken; // sizes other than the usual one are rare: only then allocate
+    while (done < jobs.size()) {
+      std::size_t first = 0;
+      while (first < jobs.size() && !taken.empty() && taken[first] != 0)
+        ++first;
+      const std::size_t n = jobs[first].indices.size();
+      if (n < 1 || n > static_cast<std::size_t>(batch_size_))
+        throw std::invalid_argument("device gradients: a job's batch is empty or too large");
+      group_.clear();
+      for (std::size_t j = first; j < jobs.size(); ++j)
+        if ((taken.empty() || taken[j] == 0) && jobs[j].indices.size() == n)
+          group_.push_back(j);
+      done += group_.size();
+      if (done < jobs.size()) {
+        if (taken.empty())
+          taken.assign(jobs.size(), 0);
+        for (std::size_t j : group_)
+          taken[j] = 1;
+      }
+      reserve(group_.size());
+      for (std::size_t start = 0; start < group_.size(); start += capacity_) {
+        const std::size_t count = std::min(capacity_, group_.size() - start);
+        run(jobs, group_.data() + start, static_cast<int>(count), static_cast<int>(n));
+      }
+    }
+  }
+
+  TransferStats transfers() const override { return bus_; }
+  std::string device_name() const override { return name_; }
+
+private:
+  std::size_t bytes_per_node() const {
+    std::size_t floats = 2 * net_.num_params();
+    for (std::size_t f : net_.scratch_floats(batch_size_))
+      floats += f;
+    return floats * sizeof(float) + static_cast<std::size_t>(batch_size_) * (4 + 8) + 8;
+  }
+
+  void reserve(std::size_t nodes) {
+    if (nodes <= capacity_)
+      return;
+    std::size_t c = std::max<std::size_t>(capacity_, 1);
+    while (c < nodes)
+      c *= 2;
+    c = std::min<std::size_t>(c, static_cast<std::size_t>(max_nodes_));
+    const auto n = static_cast<std::size_t>(batch_size_);
+    params_.resize(c * net_.num_params(), "cudaMalloc (node models)");
+    grads_.resize(c * net_.num_params(), "cudaMalloc (gradients)");
+    const std::vector<std::size_t> floats = net_.scratch_floats(batch_size_);
+    for (std::size_t k = 0; k < scratch_.size(); ++k) {
+      scratch_[k].resize(c * floats[k], "cudaMalloc (activations)");
+      scratch_pointers_[k] = scratch_[k].data;
+    }
+    idx_.resize(c * n, "cudaMalloc (indices)");
+    column_loss_.resize(c * n, "cudaMalloc (losses)");
+    loss_.resize(c, "cudaMalloc (losses)");
+    host_idx_.resize(c * n, "cudaMallocHost (indices)");
+    host_loss_.resize(c, "cudaMallocHost (losses)");
+    capacity_ = c;
+  }
+
+  // Jobs job_ids[0..count) all have batch size n; count <= capacity_.
+  void run(std::span<GradientJob> jobs, const std::size_t* job_ids, int count, int n) {
+    const std::size_t P = net_.num_params();
+    const auto nodes = static_cast<std::size_t>(count);
+    const cudaStream_t s = stream_.stream;
+    for (std::size_t b = 0; b < nodes; ++b) {
+      const GradientJob& job = jobs[job_ids[b]];
+      check(cudaMemcpyAsync(params_.data + b * P, job.params.data(), P * sizeof(float),
+                            cudaMemcpyHostToDevice, s),
+            "cudaMemcpyAsync (node model)");
+      std::copy(job.indices.begin(), job.indices.end(), host_idx_.data + b * n);
+    }
+    check(cudaMemcpyAsync(idx_.data, host_idx_.data, nodes * n * sizeof(std::uint32_t),
+                          cudaMemcpyHostToDevice, s),
+          "cudaMemcpyAsync (indices)");
+    bus_.host_to_device_bytes +=
+        static_cast<std::int64_t>(nodes * (P * sizeof(float) + n * sizeof(std::uint32_t)));
+
+    const BatchCommon common{train_.data, labels_.data,      params_.data, grads_.data,
+                             idx_.data,   column_loss_.data, loss_.data};
+    net_.run(blas_.blas, s, common, scratch_pointers_.data(), count, n);
+    check(cudaGetLastError(), "kernel launch");
+
+    for (std::size_t b = 0; b < nodes; ++b) {
+      GradientJob& job = jobs[job_ids[b]];
+      check(cudaMemcpyAsync(job.grad.data(), grads_.data + b * P, P * sizeof(float),
+                            cudaMemcpyDeviceToHost, s),
+            "cudaMemcpyAsync (gradient)");
+    }
+    check(cudaMemcpyAsync(host_loss_.data, loss_.data, nodes * sizeof(double),
+                          cudaMemcpyDeviceToHost, s),
+          "cudaMemcpyAsync (losses)");
+    check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+    bus_.device_to_host_bytes +=
+        static_cast<std::int64_t>(nodes * (P * sizeof(float) + sizeof(double)));
+    for (std::size_t b = 0; b < nodes; ++b)
+      jobs[job_ids[b]].loss = host_loss_.data[b];
+  }
+
+  Network net_;
+  int batch_size_ = 0;
+  int max_nodes_ = 1;
+  std::string name_;
+  CudaStream stream_; // before the arrays and the handle: destroyed after them
+  BlasHandle blas_;
+  DeviceArray<float> train_;
+  DeviceArray<std::int32_t> labels_;
+  // Sized for capacity_ nodes of one device batch.
+  std::size_t capacity_ = 0;
+  DeviceArray<float> params_, grads_;
+  std::vector<DeviceArray<float>> scratch_;
+  std::vector<float*> scratch_pointers_;
+  DeviceArray<std::uint32_t> idx_;
+  DeviceArray<double> column_loss_, loss_;
+  PinnedArray<std::uint32_t> host_idx_;
+  PinnedArray<double> host_loss_;
+  std::vector<std::size_t> group_;
+  TransferStats bus_;
+};
+
+} // namespace
+} // namespace dtsim::cuda

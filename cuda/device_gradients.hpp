@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+// Gradients of many nodes' models at once on a CUDA device: the MLP/softmax network
+// (cuBLAS strided-batched GEMMs) and ResNet (im2col + strided-batched GEMMs, own kernels).
+#pragma once
+
+#include "cuda/resnet_batch_math.hpp"
+#include "sim/engine/batched_gradients.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace dtsim::cuda {
+
+// A network's batched pass on the device. The training set is copied to the device once; a
+// batch then sends each node's parameters and minibatch row indices, gathers the
+// minibatches on the device, runs every layer as strided-batched GEMMs over all nodes of the
+// batch (the nodes' models are the batch dimension) and element kernels, and brings the
+// gradients and losses back. Reductions (bias and normalisation gradients, pooling, the
+// mean loss) are sequential per value, with no atomics, so a device and build give the same
+// bits every time. Plain C++ interface: the CUDA types stay in the .cu files.
+class DeviceGradients {
+public:
+  virtual ~DeviceGradients() = default;
+  // Jobs may have different batch sizes (up to the batch_size given at construction); each
+  // size runs as its own group, in chunks of what fits on the device.
+  virtual void compute(std::span<GradientJob> jobs) = 0;
+  virtual TransferStats transfers() const = 0;
+  virtual std::string device_name() const = 0;
+};
+
+// train_features: features x examples, column-major. A batch of more nodes than fit on the
+// device (or than max_nodes_per_batch, which tests lower) runs in chunks. Throw
+// std::runtime_error naming the CUDA call that failed.
+//
+// The models::Mlp network (ReLU hidden layers, softmax cross-entropy head, its flat
+// parameter layout); widths: inputs, hidden widths..., classes.
+std::unique_ptr<DeviceGradients> make_device_mlp(std::vector<int> widths,
+                                                 std::span<const float> train_features,
+                                                 std::span<const std::int32_t> train_labels,
+                                                 int batch_size, int max_nodes_per_batch = 65535);
+// The models::ResNet network (resnet_batch_shape.hpp gives its shape).
+std::unique_ptr<DeviceGradients> make_device_resnet(ResNetBatchShape shape,
+                                                    std::span<const float> train_features,
+                                                    std::span<const std::int32_t> train_labels,
+                                                    int batch_size,
+                                                    int max_nodes_per_batch = 65535);
+
+// Empty when a CUDA device can be used; else why not, in one line ("no CUDA device found
+// (...)").
+std::string device_unavailable_reason();
+
+} // namespace dtsim::cuda

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+// CUDA error checks, owned device and pinned host arrays, the stream and cuBLAS handle, and
+// the element-kernel launcher shared by the device passes.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <stdexcept>
+#include <string>
+
+namespace dtsim::cuda {
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string("CUDA: ") + what + ": " + cudaGetErrorString(e));
+}
+
+void check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string("cuBLAS: ") + what + ": " + cublasGetStatusString(s));
+}
+
+constexpr int kThreads = 256;
+constexpr std::size_t kMaxGridY = 65535; // CUDA's limit on gridDim.y: nodes per launch
+
+unsigned blocks_for(std::size_t items) {
+  return static_cast<unsigned>((items + kThreads - 1) / kThreads);
+}
+
+// f(b, i) for node b = blockIdx.y and every element i < per_node: the one kernel shape of the
+// element steps (the math is in the *_batch_math.hpp headers, which the host executors run).
+template <class F> __global__ void each_element_kernel(F f, std::size_t per_node) {
+  const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < per_node)
+    f(static_cast<int>(blockIdx.y), i);
+}
+
+template <class F> void each_element(cudaStream_t stream, int count, std::size_t per_node, F f) {
+  if (per_node == 0 || count == 0)
+    return;
+  each_element_kernel<<<dim3(blocks_for(per_node), static_cast<unsigned>(count)), kThreads, 0,
+                        stream>>>(f, per_node);
+}
+
+// Device memory (cudaMalloc) or pinned host memory (cudaMallocHost, for asynchronous
+// copies), grown by resize() and freed with its owner.
+enum class Memory { device, pinned_host };
+
+template <class T, Memory Where> struct CudaArray {
+  T* data = nullptr;
+  std::size_t size = 0;
+  CudaArray() = default;
+  CudaArray(const CudaArray&) = delete;
+  CudaArray& operator=(const CudaArray&) = delete;
+  CudaArray(CudaArray&& other) noexcept : data(other.data), size(other.size) {
+    other.data = nullptr;
+    other.size = 0;
+  }
+  CudaArray& operator=(CudaArray&&) = delete;
+  ~CudaArray() { release(); }
+  void resize(std::size_t n, const char* what) {
+    if (n <= size)
+      return;
+    release();
+    void** p = reinterpret_cast<void**>(&data);
+    check(Where == Memory::device ? cudaMalloc(p, n * sizeof(T)) : cudaMallocHost(p, n * sizeof(T)),
+          what);
+    size = n;
+  }
+  void release() {
+    if (data != nullptr)
+      Where == Memory::device ? cudaFree(data) : cudaFreeHost(data);
+    data = nullptr;
+    size = 0;
+  }
+};
+
+template <class T> using DeviceArray = CudaArray<T, Memory::device>;
+template <class T> using PinnedArray = CudaArray<T, Memory::pinned_host>;
+
+// A non-blocking stream and a cuBLAS handle on it, destroyed with their owner (also when its
+// constructor throws after creating them).
+struct CudaStream {
+  cudaStream_t stream = nullptr;
+  CudaStream() {
+    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  }
+  CudaStream(const CudaStream&) = delete;
+  CudaStream& operator=(const CudaStream&) = delete;
+  ~CudaStream() { cudaStreamDestroy(stream); }
+};
+
+struct BlasHandle {
+  cublasHandle_t blas = nullptr;
+  explicit BlasHandle(cudaStream_t stream) {
+    check(cublasCreate(&blas), "cublasCreate");
+    try {
+      check(cublasSetStream(blas, stream), "cublasSetStream");
+      // Full FP32 (no TF32 tensor cores): the CPU backend is the reference these gradients
+      // are compared with.
+      check(cublasSetMathMode(blas, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
+    } catch (...) {
+      cublasDestroy(blas);
+      throw;
+    }
+  }
+  BlasHandle(const BlasHandle&) = delete;
+  BlasHandle& operator=(const BlasHandle&) = delete;
+  ~BlasHandle() { cublasDestroy(blas); }
+};
+
+} // namespace
+} // namespace dtsim::cuda

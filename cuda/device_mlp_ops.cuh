@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+// run_mlp_batch's executor on the device: cuBLAS for the GEMMs, one element kernel per other
+// step, all on one stream. The ResNet executor extends it.
+#pragma once
+
+#include "cuda/device_memory.cuh"
+#include "cuda/mlp_batch_math.hpp"
+
+namespace dtsim::cuda {
+namespace {
+
+struct DeviceMlpOps {
+  cublasHandle_t blas;
+  cudaStream_t stream;
+
+  void gemm(const StridedGemm& g) const {
+    const float one = 1.0f, zero = 0.0f;
+    check(cublasSgemmStridedBatched(blas, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                    g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, g.m, g.n, g.k, &one, g.a,
+                                    g.lda, g.stride_a, g.b, g.ldb, g.stride_b, &zero, g.c, g.ldc,
+                                    g.stride_c, g.count),
+          "cublasSgemmStridedBatched");
+  }
+  void gather(const MlpBatchBuffers& buf, int features, int n, int count) const {
+    const float* train = buf.train;
+    const std::uint32_t* idx = buf.idx;
+    float* x = buf.x;
+    each_element(
+        stream, count, static_cast<std::size_t>(features) * n,
+        [=] __device__(int b, std::size_t e) { gather_element(train, features, idx, n, x, b, e); });
+  }
+  void add_bias(float* z, int out, int n, const float* params, std::size_t num_params,
+                std::size_t bias_offset, bool relu, int count) const {
+    each_element(stream, count, static_cast<std::size_t>(out) * n,
+                 [=] __device__(int b, std::size_t e) {
+                   add_bias_element(z, out, n, params, num_params, bias_offset, relu, b, e);
+                 });
+  }
+  void softmax_xent(const float* logits, int classes, int n, const MlpBatchBuffers& buf,
+                    float* dlogits, int count) const {
+    const std::int32_t* labels = buf.labels;
+    const std::uint32_t* idx = buf.idx;
+    double* column_loss = buf.column_loss;
+    each_element(stream, count, static_cast<std::size_t>(n), [=] __device__(int b, std::size_t k) {
+      softmax_xent_column(logits, classes, n, labels, idx, dlogits, column_loss, b,
+                          static_cast<int>(k));
+    });
+  }
+  void mean_loss(const MlpBatchBuffers& buf, int n, int count) const {
+    const double* column_loss = buf.column_loss;
+    double* loss = buf.loss;
+    each_element(stream, 1, static_cast<std::size_t>(count), [=] __device__(int, std::size_t b) {
+      mean_loss_node(column_loss, n, loss, static_cast<int>(b));
+    });
+  }
+  void bias_gradient(const float* dz, int out, int n, float* grads, std::size_t num_params,
+                     std::size_t bias_offset, int count) const {
+    each_element(
+        stream, count, static_cast<std::size_t>(out), [=] __device__(int b, std::size_t j) {
+          bias_gradient_row(dz, out, n, grads, num_params, bias_offset, b, static_cast<int>(j));
+        });
+  }
+  void relu_backward(const float* a, float* d, std::size_t total) const {
+    each_element(stream, 1, total,
+                 [=] __device__(int, std::size_t e) { relu_backward_element(a, d, e); });
+  }
+};
+
+} // namespace
+} // namespace dtsim::cuda
