@@ -6,6 +6,8 @@
 # training set included). On a machine without a GPU
 # the cuda rows say why they did not run.
 # Usage: bench/backend_bench.sh [BUILD_DIR] [NODES...]   (default build/release, 32 256 1024)
+# MODEL (a YAML map, e.g. '{kind: resnet20}') replaces the MLP; NODE_STEPS (default 10,000)
+# is the budget per point.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dtsim="${1:-build/release}/apps/dtsim"
@@ -17,14 +19,17 @@ trap 'rm -rf "$out"' EXIT
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores;" \
   "$("$dtsim" --version | sed -n 2p); $("$dtsim" --version | grep 'cuda backend')"
 command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+echo "model: ${MODEL:-the MLP of bench/dpsgd32.yaml}"
 printf '%-12s %6s %8s %14s %10s %14s\n' backend nodes steps node-steps/s batch bus_MB/step
 for n in "${nodes[@]}"; do
-  # About 10,000 node-steps per point (at least 10 rounds), evaluation only at the ends.
-  steps=$(( 10000 / n > 10 ? 10000 / n : 10 ))
+  # About NODE_STEPS node-steps per point (at least 10 rounds), evaluation only at the ends.
+  budget=${NODE_STEPS:-10000}
+  steps=$(( budget / n > 10 ? budget / n : 10 ))
   for backend in cpu cpu-batched cuda; do
     trace="$out/$backend-$n.h5"
     if ! msg=$("$dtsim" run bench/dpsgd32.yaml --quiet -o "$trace" --set nodes="$n" \
-        --set stop.steps="$steps" --set model.backend="$backend" 2>&1); then
+        --set stop.steps="$steps" ${MODEL:+--set "model=$MODEL"} \
+        --set model.backend="$backend" 2>&1); then
       printf '%-12s %6s   %s\n' "$backend" "$n" "$(tail -1 <<<"$msg")"
       continue
     fi
