@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The CUDA backend of a build with DTSIM_CUDA: an Mlp's or ResNet's layers handed to the
-// device passes.
+// The CUDA backend of a build with DTSIM_CUDA: a model's layers handed to its device pass.
 #include "cuda/cuda_backend.hpp"
 
+#include "cuda/cnn_batch_shape.hpp"
 #include "cuda/device_gradients.hpp"
 #include "cuda/resnet_batch_shape.hpp"
 
@@ -45,6 +45,8 @@ std::unique_ptr<BatchedGradients> make_gradients(const Model& model, const Datas
   std::unique_ptr<DeviceGradients> device;
   if (const auto* mlp = dynamic_cast<const Mlp*>(&model))
     device = make_device_mlp(mlp_widths(*mlp), features, train.labels, batch_size);
+  else if (const auto* cnn = dynamic_cast<const Cnn*>(&model))
+    device = make_device_cnn(cnn_batch_shape(*cnn), features, train.labels, batch_size);
   else if (const auto* resnet = dynamic_cast<const ResNet*>(&model))
     device = make_device_resnet(resnet_batch_shape(*resnet), features, train.labels, batch_size);
   else

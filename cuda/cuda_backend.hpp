@@ -3,6 +3,7 @@
 #pragma once
 
 #include "data/dataset.hpp"
+#include "models/cnn.hpp"
 #include "models/mlp.hpp"
 #include "models/resnet.hpp"
 #include "sim/engine/batched_gradients.hpp"
@@ -19,10 +20,12 @@ bool built_with_cuda();
 // CUDA, or "no CUDA device found (...)".
 std::string unavailable_reason();
 
-// The models the backend runs: softmax and MLP (models::Mlp) and ResNet (models::ResNet).
+// The models the backend runs: softmax and MLP (models::Mlp), LeNet and CNN (models::Cnn)
+// and ResNet (models::ResNet), i.e. every built-in one; a model from an extension may not.
 // Known in every build, so that a scenario can be validated without CUDA.
 inline bool runs_model(const Model& model) {
   return dynamic_cast<const Mlp*>(&model) != nullptr ||
+         dynamic_cast<const Cnn*>(&model) != nullptr ||
          dynamic_cast<const ResNet*>(&model) != nullptr;
 }
 

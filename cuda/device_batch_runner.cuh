@@ -13,19 +13,6 @@
 namespace dtsim::cuda {
 namespace {
 
-// The buffers every pass reads or writes besides its own scratch, each holding `count`
-// nodes' blocks (params and grads num_params floats each; idx and column_loss n entries;
-// loss one).
-struct BatchCommon {
-  const float* train = nullptr;
-  const std::int32_t* labels = nullptr;
-  const float* params = nullptr;
-  float* grads = nullptr;
-  const std::uint32_t* idx = nullptr;
-  double* column_loss = nullptr;
-  double* loss = nullptr;
-};
-
 // Network provides num_params(), describe(), scratch_floats(n) (its buffers' floats per
 // node for minibatches of up to n examples) and run(blas, stream, common, scratch, count, n).
 template <class Network> class DeviceBatchRunner final : public DeviceGradients {

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Gradients of many nodes' models at once on a CUDA device: the MLP/softmax network
-// (cuBLAS strided-batched GEMMs) and ResNet (im2col + strided-batched GEMMs, own kernels).
+// (cuBLAS strided-batched GEMMs), LeNet/CNN and ResNet (im2col + strided-batched GEMMs, own
+// kernels).
 #pragma once
 
+#include "cuda/cnn_batch_math.hpp"
 #include "cuda/resnet_batch_math.hpp"
 #include "sim/engine/batched_gradients.hpp"
 
@@ -38,6 +40,11 @@ public:
 // The models::Mlp network (ReLU hidden layers, softmax cross-entropy head, its flat
 // parameter layout); widths: inputs, hidden widths..., classes.
 std::unique_ptr<DeviceGradients> make_device_mlp(std::vector<int> widths,
+                                                 std::span<const float> train_features,
+                                                 std::span<const std::int32_t> train_labels,
+                                                 int batch_size, int max_nodes_per_batch = 65535);
+// The models::Cnn network, LeNet among them (cnn_batch_shape.hpp gives its shape).
+std::unique_ptr<DeviceGradients> make_device_cnn(CnnBatchShape shape,
                                                  std::span<const float> train_features,
                                                  std::span<const std::int32_t> train_labels,
                                                  int batch_size, int max_nodes_per_batch = 65535);

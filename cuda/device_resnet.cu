@@ -3,24 +3,13 @@
 // DeviceResNetOps): im2col + strided-batched GEMMs for the convolutions, element kernels for
 // GroupNorm, the shortcuts and the pooling, the MLP executor's steps for the head and loss.
 #include "cuda/device_batch_runner.cuh"
-#include "cuda/device_mlp_ops.cuh"
+#include "cuda/device_conv_ops.cuh"
 #include "cuda/resnet_batch_math.hpp"
 
 namespace dtsim::cuda {
 namespace {
 
-struct DeviceResNetOps : DeviceMlpOps {
-  void im2col(const float* x, MapView v, const ConvShape& c, int n, float* patches,
-              int count) const {
-    each_element(stream, count, c.patches(n), [=] __device__(int b, std::size_t i) {
-      im2col_element(x, v, c, n, patches, b, i);
-    });
-  }
-  void col2im(const float* dpatches, const ConvShape& c, int n, float* dx, int count) const {
-    each_element(stream, count, c.in_map(n), [=] __device__(int b, std::size_t i) {
-      col2im_element(dpatches, c, n, dx, b, i);
-    });
-  }
+struct DeviceResNetOps : DeviceConvOps {
   void norm_stats(const float* z, const NormShape& g, int n, float* stats, int count) const {
     each_element(stream, count, static_cast<std::size_t>(n) * g.groups,
                  [=] __device__(int b, std::size_t t) {
@@ -93,7 +82,7 @@ struct ResNetNetwork {
     buf.idx = c.idx;
     buf.column_loss = c.column_loss;
     buf.loss = c.loss;
-    DeviceResNetOps ops{{blas, stream}};
+    DeviceResNetOps ops{{{blas, stream}}};
     run_resnet_batch(ops, shape, buf, count, n);
   }
 };

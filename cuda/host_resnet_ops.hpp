@@ -1,30 +1,15 @@
 // SPDX-License-Identifier: MIT
-// The host executor of run_resnet_batch: HostMlpOps's GEMM and dense-layer steps plus plain
-// loops over the ResNet kernels' element functions. It checks, without a GPU, everything in
+// The host executor of run_resnet_batch: HostConvOps plus plain loops over the ResNet
+// kernels' element functions. It checks, without a GPU, everything in
 // DeviceResNet's pass but the CUDA calls themselves (tests/cuda/resnet_pipeline_test.cpp).
 #pragma once
 
-#include "cuda/host_mlp_ops.hpp"
+#include "cuda/host_conv_ops.hpp"
 #include "cuda/resnet_batch_math.hpp"
 
 namespace dtsim::cuda {
 
-struct HostResNetOps : HostMlpOps {
-  // f(b, i) for every node b < count and element i < per_node.
-  template <class F> static void each(int count, std::size_t per_node, F f) {
-    for (int b = 0; b < count; ++b)
-      for (std::size_t i = 0; i < per_node; ++i)
-        f(b, i);
-  }
-  static void im2col(const float* x, MapView v, const ConvShape& c, int n, float* patches,
-                     int count) {
-    each(count, c.patches(n),
-         [&](int b, std::size_t i) { im2col_element(x, v, c, n, patches, b, i); });
-  }
-  static void col2im(const float* dpatches, const ConvShape& c, int n, float* dx, int count) {
-    each(count, c.in_map(n),
-         [&](int b, std::size_t i) { col2im_element(dpatches, c, n, dx, b, i); });
-  }
+struct HostResNetOps : HostConvOps {
   static void norm_stats(const float* z, const NormShape& g, int n, float* stats, int count) {
     each(count, static_cast<std::size_t>(n) * g.groups,
          [&](int b, std::size_t t) { norm_stats_element(z, g, n, stats, b, static_cast<int>(t)); });

@@ -61,6 +61,19 @@ struct MlpBatchBuffers {
   double* loss = nullptr; // one per node
 };
 
+// The buffers every batched pass reads or writes besides its own scratch, each holding
+// `count` nodes' blocks (params and grads num_params floats each; idx and column_loss n
+// entries; loss one).
+struct BatchCommon {
+  const float* train = nullptr;         // features x examples, column-major
+  const std::int32_t* labels = nullptr; // of the training set
+  const float* params = nullptr;
+  float* grads = nullptr;
+  const std::uint32_t* idx = nullptr;
+  double* column_loss = nullptr;
+  double* loss = nullptr;
+};
+
 // ---- The kernels' math, one element each (b: node; e, k, j: element, example, row). ----
 
 // x[b] = the training columns idx[b][0..n).

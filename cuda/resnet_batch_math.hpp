@@ -6,37 +6,12 @@
 // minibatch gather and the softmax cross-entropy are the MLP pass's (mlp_batch_math.hpp).
 #pragma once
 
+#include "cuda/conv_batch_math.hpp"
 #include "cuda/mlp_batch_math.hpp"
 
 #include <utility>
 
 namespace dtsim::cuda {
-
-// A 3x3 convolution with padding 1 and no bias (models/gemm_conv.hpp): W is
-// (9 * in) x out, column-major, at `offset`; patch column (ky * 3 + kx) * in + ci.
-struct ConvShape {
-  int in = 0, out = 0;             // channels
-  int in_height = 0, in_width = 0; // of the input map
-  int stride = 1;
-  std::size_t offset = 0;
-  DTSIM_HD int out_height() const { return (in_height - 1) / stride + 1; }
-  DTSIM_HD int out_width() const { return (in_width - 1) / stride + 1; }
-  DTSIM_HD int patch() const { return 9 * in; }
-  DTSIM_HD std::size_t in_pixels() const { return static_cast<std::size_t>(in_height) * in_width; }
-  DTSIM_HD std::size_t out_pixels() const {
-    return static_cast<std::size_t>(out_height()) * out_width();
-  }
-  // Floats of n examples' output map, input map and patch matrix.
-  DTSIM_HD std::size_t out_map(int n) const {
-    return out_pixels() * out * static_cast<std::size_t>(n);
-  }
-  DTSIM_HD std::size_t in_map(int n) const {
-    return in_pixels() * in * static_cast<std::size_t>(n);
-  }
-  DTSIM_HD std::size_t patches(int n) const {
-    return out_pixels() * patch() * static_cast<std::size_t>(n);
-  }
-};
 
 // GroupNorm (models/group_norm.hpp): gamma (channels) then beta at `offset`.
 struct NormShape {
@@ -153,70 +128,7 @@ inline void bind_resnet_buffers(float* const* arrays, ResNetBatchBuffers& buf) {
   buf.block_maps = arrays + kFirstBlockMap;
 }
 
-// A map of n examples as the kernels address it: example e's channel c starts at
-// b * node + e * example + c * channel (rows of `width` contiguous floats).
-struct MapView {
-  std::size_t node = 0;
-  std::size_t example = 0, channel = 0;
-  // The dataset's layout (an example's channels one after another) and the network's
-  // (a channel of every example one after another: (pixels * n) x channels, column-major).
-  static MapView dataset(const ConvShape& c, int n) {
-    return {c.in_map(n), c.in_pixels() * c.in, c.in_pixels()};
-  }
-  static MapView batch_major(const ConvShape& c, int n) {
-    return {c.in_map(n), c.in_pixels(), c.in_pixels() * n};
-  }
-};
-
 // ---- The kernels' math, one element each (b: node; i: element of the node's block). ----
-
-// Patch matrix (rows = out pixels * n) x (9 * in), column-major: row (e, oy, ox), column
-// (ky * 3 + kx) * in + ci holds the input under that tap, or 0 in the padding.
-DTSIM_HD inline void im2col_element(const float* x, MapView v, const ConvShape& c, int n,
-                                    float* patches, int b, std::size_t i) {
-  const std::size_t rows = c.out_pixels() * n;
-  const std::size_t row = i % rows;
-  const int q = static_cast<int>(i / rows);
-  const int tap = q / c.in, ci = q % c.in;
-  const int e = static_cast<int>(row / c.out_pixels());
-  const int p = static_cast<int>(row % c.out_pixels());
-  const int iy = p / c.out_width() * c.stride + tap / 3 - 1;
-  const int ix = p % c.out_width() * c.stride + tap % 3 - 1;
-  float value = 0.0f;
-  if (iy >= 0 && iy < c.in_height && ix >= 0 && ix < c.in_width)
-    value = x[b * v.node + e * v.example + ci * v.channel +
-              static_cast<std::size_t>(iy) * c.in_width + ix];
-  patches[b * rows * c.patch() + i] = value;
-}
-
-// col2im: input element i (batch-major) of dx is the sum, over taps (ky, kx) in order, of
-// the patch entries copied from it (a gather: no two threads write one value).
-DTSIM_HD inline void col2im_element(const float* dpatches, const ConvShape& c, int n, float* dx,
-                                    int b, std::size_t i) {
-  const std::size_t plane = c.in_pixels() * n;
-  const std::size_t rows = c.out_pixels() * n;
-  const int ci = static_cast<int>(i / plane);
-  const int e = static_cast<int>(i % plane / c.in_pixels());
-  const int p = static_cast<int>(i % c.in_pixels());
-  const int iy = p / c.in_width, ix = p % c.in_width;
-  const float* node = dpatches + b * rows * c.patch();
-  float sum = 0.0f;
-  for (int ky = 0; ky < 3; ++ky) {
-    const int sy = iy + 1 - ky; // oy * stride
-    if (sy < 0 || sy % c.stride != 0 || sy / c.stride >= c.out_height())
-      continue;
-    for (int kx = 0; kx < 3; ++kx) {
-      const int sx = ix + 1 - kx;
-      if (sx < 0 || sx % c.stride != 0 || sx / c.stride >= c.out_width())
-        continue;
-      const std::size_t row = static_cast<std::size_t>(e) * c.out_pixels() +
-                              static_cast<std::size_t>(sy / c.stride) * c.out_width() +
-                              sx / c.stride;
-      sum += node[static_cast<std::size_t>((ky * 3 + kx) * c.in + ci) * rows + row];
-    }
-  }
-  dx[b * c.in_map(n) + i] = sum;
-}
 
 // Offset of example e's channel c in one node's batch-major map.
 DTSIM_HD inline std::size_t map_at(const NormShape& g, int n, int e, int c) {

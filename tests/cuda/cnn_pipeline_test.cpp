@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+// The device CNN pass (LeNet) run by the host executor against the CPU model: im2col with
+// the CNN's kernels and padding, the transposed weight layout, bias, ReLU + max pooling and
+// its tie rule, the flatten order, and the dense stack, checked without a GPU.
+#include "cuda/cnn_batch_shape.hpp"
+#include "cuda/host_cnn_ops.hpp"
+#include "random_problem.hpp"
+
+#include <doctest/doctest.h>
+#include <utility>
+#include <vector>
+
+using namespace dtsim;
+using namespace dtsim::cuda;
+
+namespace {
+
+using test::Errors;
+
+template <class Ops = HostCnnOps>
+Errors worst_relative_error(const Cnn::Config& config, int nodes, int n) {
+  const Cnn model(config);
+  const CnnBatchShape shape = cnn_batch_shape(model);
+  const test::RandomProblem p(model, shape.features(), config.num_classes, 40, nodes, n);
+
+  std::vector<std::vector<float>> arrays;
+  std::vector<float*> scratch;
+  for (std::size_t floats : cnn_buffer_floats(shape, n)) {
+    arrays.emplace_back(floats * static_cast<std::size_t>(nodes), -3.0f); // garbage, not zeros
+    scratch.push_back(arrays.back().data());
+  }
+  const auto N = static_cast<std::size_t>(nodes);
+  std::vector<float> grads(N * shape.num_params, -7.0f);
+  std::vector<double> column_loss(N * static_cast<std::size_t>(n)), loss(N);
+  const BatchCommon common{p.train.data(), p.labels.data(),    p.params.data(), grads.data(),
+                           p.idx.data(),   column_loss.data(), loss.data()};
+  Ops ops;
+  run_cnn_batch(ops, shape, scratch.data(), common, nodes, n);
+  return test::compare_with_cpu(p, model, grads, loss);
+}
+
+Cnn::Config lenet(std::vector<int> input, std::vector<int> padding) {
+  Cnn::Config c;
+  c.name = "lenet";
+  c.input_shape = std::move(input);
+  c.padding = std::move(padding);
+  return c;
+}
+
+} // namespace
+
+TEST_SUITE("cuda") {
+  TEST_CASE("CUDA CNN pass on the host executor: gradients equal the CPU model's") {
+    // LeNet-5 on Fashion-MNIST's 1x28x28 (padding 2, 0) and CIFAR's 3x32x32 (no padding).
+    for (const auto& [config, nodes, n] : {std::tuple{lenet({1, 28, 28}, {2, 0}), 3, 4},
+                                           std::tuple{lenet({3, 32, 32}, {0, 0}), 2, 3}}) {
+      CAPTURE(nodes);
+      const Errors e = worst_relative_error(config, nodes, n);
+      CHECK(e.grad < 1e-4);
+      CHECK(e.loss < 1e-5);
+    }
+    // A small CNN with odd map sizes (pools drop a row and a column), kernel 3, one hidden
+    // layer, a batch of one example.
+    Cnn::Config small;
+    small.input_shape = {2, 11, 9};
+    small.channels = {4, 5};
+    small.padding = {1, 0};
+    small.kernel = 3;
+    small.hidden = {7};
+    small.num_classes = 3;
+    const Errors e = worst_relative_error(small, 2, 1);
+    CHECK(e.grad < 1e-4);
+    CHECK(e.loss < 1e-5);
+  }
+
+  TEST_CASE(
+      "CUDA CNN pass on the host executor: a wrong flatten order is caught") {
+    struct ChannelsOutermost : HostCnnOps { // flatten as c * pixels + p instead of p * C + c
+      static void flatten(const CnnStageShape& s, int n, float* map, float* flat, bool to_map,
+                          int count) {
+        const std::size_t per_node = s.pooled_map(n);
+        for (int b = 0; b < count; ++b)
+          for (std::size_t i = 0; i < per_node; ++i) {
+            const std::size_t features = s.pooled_pixels() * s.conv.out;
+            const std::size_t e = i / features, f = i % features;
+            const std::size_t c = f / s.pooled_pixels(), p = f % s.pooled_pixels();
+            float* m = map + b * per_node + (c * n + e) * s.pooled_pixels() + p;
+            float* v = flat + b * per_node + i;
+            if (to_map)
+              *m = *v;
+            else
+              *v = *m;
+          }
+      }
+    };
+    CHECK(worst_relative_error<ChannelsOutermost>(lenet({1, 28, 28}, {2, 0}), 2, 2).grad > 1e-2);
+  }
+}
