@@ -32,6 +32,7 @@ log=${OUT:-/tmp}/device_run.txt
   "$build/tests/cuda/cuda_pipeline_test"
   "$build/tests/cuda/cuda_test" --success=false
   PYTHON=${PYTHON:-python3} bench/backend_bench.sh "$build" "$@"
+  PYTHON=${PYTHON:-python3} MODEL='{kind: lenet}' bench/backend_bench.sh "$build" "$@"
   PYTHON=${PYTHON:-python3} MODEL='{kind: resnet20}' NODE_STEPS=2000 \
     bench/backend_bench.sh "$build" 32 256
 } 2>&1 | tee "$log"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The CUDA backend's gradients against the CPU model's, job by job (needs a CUDA device).
 #include "cuda/cuda_backend.hpp"
+#include "cuda/cnn_batch_shape.hpp"
 #include "cuda/device_gradients.hpp"
 #include "cuda/resnet_batch_shape.hpp"
 #include "models/mlp.hpp"
@@ -69,6 +70,9 @@ std::unique_ptr<cuda::DeviceGradients> device_for(const Model& model, const Data
                                                   int batch_size, int max_nodes_per_batch) {
   const std::span<const float> features{data.features.data(),
                                         static_cast<std::size_t>(data.features.size())};
+  if (const auto* cnn = dynamic_cast<const Cnn*>(&model))
+    return cuda::make_device_cnn(cuda::cnn_batch_shape(*cnn), features, data.labels, batch_size,
+                                 max_nodes_per_batch);
   if (const auto* resnet = dynamic_cast<const ResNet*>(&model))
     return cuda::make_device_resnet(cuda::resnet_batch_shape(*resnet), features, data.labels,
                                     batch_size, max_nodes_per_batch);
@@ -118,6 +122,18 @@ TEST_SUITE("cuda") {
     check_against_cpu(Mlp(40, {300}, 6), data, 33, 64);   // wide, more nodes
     const Dataset images = random_dataset(784, 10, 300);
     check_against_cpu(Mlp(784, {256, 128}, 10), images, 9, 32); // the quickstart's MLP
+  }
+
+  TEST_CASE("CUDA: LeNet gradients equal the CPU model's") {
+    if (!have_device())
+      return;
+    Cnn::Config lenet;
+    lenet.name = "lenet";
+    lenet.input_shape = {1, 28, 28};
+    lenet.padding = {2, 0};
+    const Dataset images = random_dataset(784, 10, 300, {1, 28, 28});
+    check_against_cpu(Cnn(lenet), images, 9, 32);
+    check_against_cpu(Cnn(lenet), images, 9, 32, 4); // in chunks
   }
 
   TEST_CASE("CUDA: ResNet gradients equal the CPU ResNet's") {
