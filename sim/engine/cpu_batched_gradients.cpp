@@ -24,17 +24,7 @@ void CpuBatchedGradients::compute(std::span<GradientJob> jobs) {
                       TaskScratch& s = scratch_.local();
                       for (std::size_t j = range.begin(); j != range.end(); ++j) {
                         GradientJob& job = jobs[j];
-                        const auto count = static_cast<Eigen::Index>(job.indices.size());
-                        DTSIM_ASSERT(count >= 1 && count <= s.batch.cols(),
-                                     "a job's batch is empty or larger than the batch size");
-                        for (Eigen::Index k = 0; k < count; ++k) {
-                          const auto idx = static_cast<Eigen::Index>(job.indices[k]);
-                          s.batch.col(k) = train_.features.col(idx);
-                          s.labels[static_cast<std::size_t>(k)] =
-                              train_.labels[static_cast<std::size_t>(idx)];
-                        }
-                        const BatchView view{s.batch.data(), static_cast<int>(s.batch.rows()),
-                                             static_cast<int>(count), s.labels.data()};
+                        const BatchView view = s.gather(train_, job.indices);
                         job.loss = model_.loss_and_grad(job.params, view, job.grad, *s.workspace);
                       }
                     });

@@ -54,12 +54,7 @@ void GradientSlot::launch(std::span<float> params, Algorithm& algorithm, Example
     const auto t1 = Clock::now();
     TaskScratch& s = scratch_->local();
     const auto n = static_cast<std::size_t>(count_);
-    for (std::size_t k = 0; k < n; ++k) {
-      const auto idx = static_cast<Eigen::Index>(indices_[k]);
-      s.batch.col(static_cast<Eigen::Index>(k)) = train_->features.col(idx);
-      s.labels[k] = train_->labels[static_cast<std::size_t>(idx)];
-    }
-    const BatchView view{s.batch.data(), static_cast<int>(s.batch.rows()), count_, s.labels.data()};
+    const BatchView view = s.gather(*train_, std::span<const std::uint32_t>(indices_).first(n));
     Vec& grad_buffer = grad_.size() > 0 ? grad_ : s.grad;
     const std::span<float> grad{grad_buffer.data(), static_cast<std::size_t>(grad_buffer.size())};
     auto t2 = t1;

@@ -9,6 +9,7 @@
 #include <Eigen/Core>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <tbb/enumerable_thread_specific.h>
 #include <vector>
 
@@ -29,6 +30,10 @@ struct TaskScratch {
   std::vector<std::int32_t> labels; // batch_size
   std::unique_ptr<Workspace> workspace;
   Vec grad; // num_params, or empty when the node keeps its own
+
+  // Gathers the training examples `indices` (at most the batch size) into batch and labels;
+  // the view of them.
+  BatchView gather(const Dataset& train, std::span<const std::uint32_t> indices);
 };
 
 class TaskScratchPool {
