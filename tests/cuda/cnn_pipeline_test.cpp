@@ -54,7 +54,8 @@ TEST_SUITE("cuda") {
     // LeNet-5 on Fashion-MNIST's 1x28x28 (padding 2, 0) and CIFAR's 3x32x32 (no padding).
     for (const auto& [config, nodes, n] : {std::tuple{lenet({1, 28, 28}, {2, 0}), 3, 4},
                                            std::tuple{lenet({3, 32, 32}, {0, 0}), 2, 3}}) {
-      CAPTURE(nodes);
+      const int node_count = nodes; // a copy: clang 14 cannot capture bindings
+      CAPTURE(node_count);
       const Errors e = worst_relative_error(config, nodes, n);
       CHECK(e.grad < 1e-4);
       CHECK(e.loss < 1e-5);
@@ -73,8 +74,7 @@ TEST_SUITE("cuda") {
     CHECK(e.loss < 1e-5);
   }
 
-  TEST_CASE(
-      "CUDA CNN pass on the host executor: a wrong flatten order is caught") {
+  TEST_CASE("CUDA CNN pass on the host executor: a wrong flatten order is caught") {
     struct ChannelsOutermost : HostCnnOps { // flatten as c * pixels + p instead of p * C + c
       static void flatten(const CnnStageShape& s, int n, float* map, float* flat, bool to_map,
                           int count) {

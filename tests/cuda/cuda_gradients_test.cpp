@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The CUDA backend's gradients against the CPU model's, job by job (needs a CUDA device).
-#include "cuda/cuda_backend.hpp"
 #include "cuda/cnn_batch_shape.hpp"
+#include "cuda/cuda_backend.hpp"
 #include "cuda/device_gradients.hpp"
 #include "cuda/resnet_batch_shape.hpp"
 #include "models/mlp.hpp"

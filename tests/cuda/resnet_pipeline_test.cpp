@@ -61,8 +61,9 @@ TEST_SUITE("cuda") {
     for (const auto& [c, nodes, n] :
          {std::tuple{config({1, 8, 8}, 1, 2), 3, 2}, std::tuple{config({2, 7, 5}, 1, 4), 2, 3},
           std::tuple{config({3, 6, 6}, 2, 1), 2, 1}}) {
-      CAPTURE(nodes);
-      CAPTURE(n);
+      const int node_count = nodes, batch = n; // copies: clang 14 cannot capture bindings
+      CAPTURE(node_count);
+      CAPTURE(batch);
       const Errors e = worst_relative_error(c, nodes, n);
       CHECK(e.grad < 1e-4);
       CHECK(e.loss < 1e-5);
