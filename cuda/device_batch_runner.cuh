@@ -6,6 +6,7 @@
 
 #include "cuda/device_gradients.hpp"
 #include "cuda/device_memory.cuh"
+#include "cuda/job_groups.hpp"
 
 #include <algorithm>
 #include <vector>
@@ -59,36 +60,13 @@ public:
   }
 
   void compute(std::span<GradientJob> jobs) override {
-    // Jobs of one batch size share strided GEMMs; the orderer may give a node fewer
-    // examples at the end of its data, so group by size (in job order) and run each group in
-    // chunks of what fits on the device.
-    group_.reserve(jobs.size());
-    std::size_t done = 0;
-    std::vector<char> taken; // sizes other than the usual one are rare: only then allocate
-    while (done < jobs.size()) {
-      std::size_t first = 0;
-      while (first < jobs.size() && !taken.empty() && taken[first] != 0)
-        ++first;
-      const std::size_t n = jobs[first].indices.size();
-      if (n < 1 || n > static_cast<std::size_t>(batch_size_))
-        throw std::invalid_argument("device gradients: a job's batch is empty or too large");
-      group_.clear();
-      for (std::size_t j = first; j < jobs.size(); ++j)
-        if ((taken.empty() || taken[j] == 0) && jobs[j].indices.size() == n)
-          group_.push_back(j);
-      done += group_.size();
-      if (done < jobs.size()) {
-        if (taken.empty())
-          taken.assign(jobs.size(), 0);
-        for (std::size_t j : group_)
-          taken[j] = 1;
-      }
-      reserve(group_.size());
-      for (std::size_t start = 0; start < group_.size(); start += capacity_) {
-        const std::size_t count = std::min(capacity_, group_.size() - start);
-        run(jobs, group_.data() + start, static_cast<int>(count), static_cast<int>(n));
-      }
-    }
+    for_each_job_chunk(
+        jobs, batch_size_, group_,
+        [this](std::size_t nodes) {
+          reserve(nodes);
+          return capacity_;
+        },
+        [this, jobs](const std::size_t* ids, int count, int n) { run(jobs, ids, count, n); });
   }
 
   TransferStats transfers() const override { return bus_; }

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+// How the device passes split a batch of jobs: by minibatch size, then into chunks.
+#include "cuda/job_groups.hpp"
+
+#include <doctest/doctest.h>
+#include <stdexcept>
+#include <vector>
+
+using namespace dtsim;
+
+namespace {
+
+struct Chunk {
+  std::vector<std::size_t> ids;
+  int n = 0;
+  bool operator==(const Chunk&) const = default;
+};
+
+// Jobs with these minibatch sizes, split with chunks of at most `capacity` nodes.
+std::vector<Chunk> chunks_of(const std::vector<std::size_t>& sizes, int batch_size,
+                             std::size_t capacity,
+                             std::vector<std::size_t>* group_sizes = nullptr) {
+  std::vector<std::vector<std::uint32_t>> indices;
+  for (std::size_t s : sizes)
+    indices.emplace_back(s, 0u);
+  std::vector<GradientJob> jobs;
+  for (const auto& idx : indices)
+    jobs.push_back({{}, idx, {}, 0.0});
+  std::vector<Chunk> chunks;
+  std::vector<std::size_t> group;
+  cuda::for_each_job_chunk(
+      jobs, batch_size, group,
+      [&](std::size_t nodes) {
+        if (group_sizes != nullptr)
+          group_sizes->push_back(nodes);
+        return capacity;
+      },
+      [&](const std::size_t* ids, int count, int n) {
+        chunks.push_back({std::vector<std::size_t>(ids, ids + count), n});
+      });
+  return chunks;
+}
+
+} // namespace
+
+TEST_SUITE("cuda") {
+  TEST_CASE("Device job chunks: one minibatch size per chunk, job order kept, capacity respected") {
+    // A synchronous round: one size, one chunk, or chunks of the capacity.
+    CHECK(chunks_of({32, 32, 32}, 32, 8) == std::vector<Chunk>{{{0, 1, 2}, 32}});
+    CHECK(chunks_of({32, 32, 32, 32, 32}, 32, 2) ==
+          std::vector<Chunk>{{{0, 1}, 32}, {{2, 3}, 32}, {{4}, 32}});
+    // An orderer's end of data gives some nodes fewer examples: each size is a group, in the
+    // order of its first job.
+    std::vector<std::size_t> groups;
+    CHECK(chunks_of({32, 32, 15, 32, 15, 7}, 32, 2, &groups) ==
+          std::vector<Chunk>{{{0, 1}, 32}, {{3}, 32}, {{2, 4}, 15}, {{5}, 7}});
+    CHECK(groups == std::vector<std::size_t>{3, 2, 1}); // what the device reserves for
+    CHECK(chunks_of({5}, 32, 1) == std::vector<Chunk>{{{0}, 5}});
+    CHECK(chunks_of({}, 32, 4).empty());
+  }
+
+  TEST_CASE("Device job chunks: an empty or too large minibatch is refused") {
+    CHECK_THROWS_AS(chunks_of({32, 0}, 32, 4), std::invalid_argument);
+    CHECK_THROWS_AS(chunks_of({33}, 32, 4), std::invalid_argument);
+  }
+}
