@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const int format = data[0] % 3;
   const std::uint8_t* rest = data + 1;
   const std::size_t half = (size - 1) / 2;
-  const std::string dir = "/tmp/dtsim_fuzz_cifar_" + std::to_string(getpid());
+  const std::string dir = dtsim::fuzz::scratch_path("_cifar");
   std::filesystem::create_directories(dir);
   try {
     if (format == 0) {

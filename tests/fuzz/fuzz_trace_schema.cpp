@@ -170,7 +170,7 @@ void build_file(FuzzedDataProvider& in, const std::string& path) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   FuzzedDataProvider in(data, size);
-  const std::string path = "/tmp/dtsim_fuzz_schema_" + std::to_string(getpid()) + ".h5";
+  const std::string path = dtsim::fuzz::scratch_path("_schema.h5");
   {
     const std::lock_guard lock(dtsim::hdf5_mutex());
     dtsim::hdf5_silence_errors();
