@@ -140,8 +140,8 @@ DTSIM_HD inline void max_pool_backward_element(const float* z, const float* da,
     float v[4];
     pool_window(z, s, n, b, c, e, y / 2, x / 2, v);
     const float m = max4(v);
-    int first = 0;
-    while (v[first] != m)
+    int first = 0; // bounded: a NaN maximum equals none of the four
+    while (first < 3 && !(v[first] == m))
       ++first;
     if (m > 0.0f && first == (y % 2) * 2 + x % 2)
       d = da[b * s.pooled_map(n) + (static_cast<std::size_t>(c) * n + e) * s.pooled_pixels() +

@@ -30,6 +30,7 @@ public:
     cudaDeviceProp prop{};
     check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
     name_ = prop.name;
+    examples_ = train_labels.size();
     scratch_.resize(net_.scratch_floats(batch_size).size());
     scratch_pointers_.resize(scratch_.size());
     train_.resize(train_features.size(), "cudaMalloc (training set)");
@@ -103,13 +104,31 @@ private:
     capacity_ = c;
   }
 
-  // Jobs job_ids[0..count) all have batch size n; count <= capacity_.
+  // Jobs job_ids[0..count) all have batch size n; count <= capacity_. A failure leaves no
+  // copy or kernel in flight (the next batch reuses the buffers).
   void run(std::span<GradientJob> jobs, const std::size_t* job_ids, int count, int n) {
+    try {
+      run_unguarded(jobs, job_ids, count, n);
+    } catch (...) {
+      cudaStreamSynchronize(stream_.stream);
+      cudaGetLastError();
+      throw;
+    }
+  }
+
+  void run_unguarded(std::span<GradientJob> jobs, const std::size_t* job_ids, int count, int n) {
     const std::size_t P = net_.num_params();
     const auto nodes = static_cast<std::size_t>(count);
     const cudaStream_t s = stream_.stream;
     for (std::size_t b = 0; b < nodes; ++b) {
       const GradientJob& job = jobs[job_ids[b]];
+      // An index past the training set would be an illegal address on the device, which
+      // ends the whole CUDA context: checked here.
+      if (job.params.size() != P || job.grad.size() != P ||
+          std::any_of(job.indices.begin(), job.indices.end(),
+                      [this](std::uint32_t i) { return i >= examples_; }))
+        throw std::invalid_argument(
+            "device gradients: a job's model, gradient or minibatch indices do not fit");
       check(cudaMemcpyAsync(params_.data + b * P, job.params.data(), P * sizeof(float),
                             cudaMemcpyHostToDevice, s),
             "cudaMemcpyAsync (node model)");
@@ -145,6 +164,7 @@ private:
   Network net_;
   int batch_size_ = 0;
   int max_nodes_ = 1;
+  std::size_t examples_ = 0; // in the training set
   std::string name_;
   CudaStream stream_; // before the arrays and the handle: destroyed after them
   BlasHandle blas_;

@@ -12,8 +12,10 @@ namespace dtsim::cuda {
 namespace {
 
 void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess)
+  if (e != cudaSuccess) {
+    cudaGetLastError(); // clear a non-sticky error, so that a later check does not report it
     throw std::runtime_error(std::string("CUDA: ") + what + ": " + cudaGetErrorString(e));
+  }
 }
 
 void check(cublasStatus_t s, const char* what) {
