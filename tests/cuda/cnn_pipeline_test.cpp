@@ -6,6 +6,7 @@
 #include "cuda/host_cnn_ops.hpp"
 #include "random_problem.hpp"
 
+#include <cmath>
 #include <doctest/doctest.h>
 #include <utility>
 #include <vector>
@@ -94,5 +95,20 @@ TEST_SUITE("cuda") {
       }
     };
     CHECK(worst_relative_error<ChannelsOutermost>(lenet({1, 28, 28}, {2, 0}), 2, 2).grad > 1e-2);
+  }
+}
+
+TEST_SUITE("cuda") {
+  TEST_CASE("CUDA CNN pass: a pooling window holding a NaN routes no gradient and ends") {
+    // A diverged model's NaN made the search for the window's first maximum run past it.
+    CnnStageShape stage;
+    stage.conv = ConvShape{1, 1, 2, 2, 1, 0, 1, 0};       // 1x1 conv on a 2x2 map: one 2x2 window
+    const float z[4] = {1.0f, 2.0f, 3.0f, std::nanf("")}; // max4 returns the NaN here
+    const float da[1] = {1.0f};
+    float dz[4] = {-1.0f, -1.0f, -1.0f, -1.0f};
+    for (std::size_t i = 0; i < 4; ++i)
+      max_pool_backward_element(z, da, stage, 1, dz, 0, i);
+    for (float d : dz)
+      CHECK(d == 0.0f);
   }
 }
