@@ -24,8 +24,9 @@ std::unique_ptr<BatchedGradients> make_gradient_backend(const Params& model_sect
                                       "order " +
                                       order.describe() + " needs: use backend: cpu");
   if (backend == "cuda" && !cuda::runs_model(model))
-    model_section.fail("backend", "backend cuda runs the built-in models (softmax, mlp, lenet, cnn, resnet20); " +
-                                      model.describe() + " runs on backend: cpu");
+    model_section.fail(
+        "backend", "backend cuda runs the built-in models (softmax, mlp, lenet, cnn, resnet20); " +
+                       model.describe() + " runs on backend: cpu");
   if (use == BackendUse::check)
     return nullptr;
   if (backend == "cuda")

@@ -118,7 +118,7 @@ TEST_SUITE("crash") {
       }
     }
     MESSAGE(runs << " runs of " << run_ms << " ms: " << killed << " killed, " << partials
-                          << " left a .partial, " << finished << " finished");
+                 << " left a .partial, " << finished << " finished");
     // The window must have caught runs in flight, or the test tests nothing.
     CHECK(partials >= 5);
   }
