@@ -44,4 +44,10 @@ if "$exe" validate "$source/examples/extension/scenario.yaml" --set algorithm.lr
   echo "a misspelled key of the example algorithm was accepted"; exit 1
 fi
 grep -q "algorithm.lrr: unknown key 'lrr' (did you mean 'lr'?)" "$work/err" || { cat "$work/err"; exit 1; }
+# An extension's model has no CUDA pass: backend cuda is refused for it by name, exit 2.
+status=0
+"$exe" validate "$source/examples/extension/tanh-mlp.yaml" --set model.backend=cuda \
+  2> "$work/err" || status=$?
+[ "$status" = 2 ] && grep -q "model.backend: backend cuda runs the built-in models" "$work/err" ||
+  { echo "backend cuda with tanh-mlp: exit $status"; cat "$work/err"; exit 1; }
 echo "extension example: installed, built, listed, ran (algorithm, compressor, model)"
