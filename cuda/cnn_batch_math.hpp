@@ -195,12 +195,8 @@ public:
 
   void run() {
     MlpBatchBuffers mlp; // the gather and the loss steps read these
-    mlp.train = c_.train;
-    mlp.labels = c_.labels;
-    mlp.idx = c_.idx;
+    static_cast<BatchCommon&>(mlp) = c_;
     mlp.x = scratch_[kCnnX];
-    mlp.column_loss = c_.column_loss;
-    mlp.loss = c_.loss;
     ops_.gather(mlp, s_.features(), n_, count_);
     forward();
     const std::size_t last = s_.dense.size() - 1;

@@ -25,13 +25,7 @@ struct MlpNetwork {
   void run(cublasHandle_t blas, cudaStream_t stream, const BatchCommon& c, float* const* scratch,
            int count, int n) const {
     MlpBatchBuffers buf;
-    buf.train = c.train;
-    buf.labels = c.labels;
-    buf.params = c.params;
-    buf.grads = c.grads;
-    buf.idx = c.idx;
-    buf.column_loss = c.column_loss;
-    buf.loss = c.loss;
+    static_cast<BatchCommon&>(buf) = c;
     buf.x = scratch[0];
     buf.delta[0] = scratch[1];
     buf.delta[1] = scratch[2];

@@ -75,13 +75,7 @@ struct ResNetNetwork {
            int count, int n) const {
     ResNetBatchBuffers buf;
     bind_resnet_buffers(scratch, buf);
-    buf.train = c.train;
-    buf.labels = c.labels;
-    buf.params = c.params;
-    buf.grads = c.grads;
-    buf.idx = c.idx;
-    buf.column_loss = c.column_loss;
-    buf.loss = c.loss;
+    static_cast<BatchCommon&>(buf) = c;
     DeviceResNetOps ops{{{blas, stream}}};
     run_resnet_batch(ops, shape, buf, count, n);
   }

@@ -45,22 +45,6 @@ inline MlpBatchShape mlp_batch_shape(const std::vector<int>& widths) {
   return s;
 }
 
-// Where a batch lives (device or host memory, per executor). Per node b, every buffer holds
-// node b's block at b times its per-node size: params and grads num_params floats, x
-// features x n, act[l] out_l x n, delta[0..1] widest x n, idx and column_loss n entries.
-struct MlpBatchBuffers {
-  const float* train = nullptr;         // features x examples, column-major
-  const std::int32_t* labels = nullptr; // of the training set
-  const float* params = nullptr;
-  float* grads = nullptr;
-  const std::uint32_t* idx = nullptr;
-  float* x = nullptr;
-  float* const* act = nullptr; // one per layer
-  float* delta[2] = {nullptr, nullptr};
-  double* column_loss = nullptr;
-  double* loss = nullptr; // one per node
-};
-
 // The buffers every batched pass reads or writes besides its own scratch, each holding
 // `count` nodes' blocks (params and grads num_params floats each; idx and column_loss n
 // entries; loss one).
@@ -72,6 +56,15 @@ struct BatchCommon {
   const std::uint32_t* idx = nullptr;
   double* column_loss = nullptr;
   double* loss = nullptr;
+};
+
+// Where a batch lives (device or host memory, per executor). Per node b, every buffer holds
+// node b's block at b times its per-node size: params and grads num_params floats, x
+// features x n, act[l] out_l x n, delta[0..1] widest x n, idx and column_loss n entries.
+struct MlpBatchBuffers : BatchCommon {
+  float* x = nullptr;
+  float* const* act = nullptr; // one per layer
+  float* delta[2] = {nullptr, nullptr};
 };
 
 // ---- The kernels' math, one element each (b: node; e, k, j: element, example, row). ----

@@ -39,12 +39,7 @@ struct ResNetBatchShape {
 // out_map(n); stats 2 * groups * n; patches the largest conv's patches(n); grad_maps the
 // largest map; norm_sums 2 * 64 * n; pooled and dpooled 64 * n; logits and dlogits
 // classes * n).
-struct ResNetBatchBuffers {
-  const float* train = nullptr;         // features x examples, column-major
-  const std::int32_t* labels = nullptr; // of the training set
-  const float* params = nullptr;
-  float* grads = nullptr;
-  const std::uint32_t* idx = nullptr;
+struct ResNetBatchBuffers : BatchCommon {
   float* x = nullptr; // the gathered minibatches, dataset layout
   float *stem_z = nullptr, *stem_a = nullptr, *stem_stats = nullptr;
   // Per block: z1, h1, z2, out, stats1, stats2.
@@ -53,8 +48,6 @@ struct ResNetBatchBuffers {
   float* grad_maps[3] = {nullptr, nullptr, nullptr};
   float* norm_sums = nullptr;
   float *pooled = nullptr, *dpooled = nullptr, *logits = nullptr, *dlogits = nullptr;
-  double* column_loss = nullptr;
-  double* loss = nullptr; // one per node
 };
 inline constexpr int kBlockMaps = 6;
 
@@ -313,12 +306,8 @@ public:
 
   void run() {
     MlpBatchBuffers mlp; // the gather and the loss steps read these
-    mlp.train = buf_.train;
-    mlp.labels = buf_.labels;
-    mlp.idx = buf_.idx;
+    static_cast<BatchCommon&>(mlp) = buf_;
     mlp.x = buf_.x;
-    mlp.column_loss = buf_.column_loss;
-    mlp.loss = buf_.loss;
     ops_.gather(mlp, s_.features(), n_, count_);
     forward();
     const BatchLayer& head = s_.head;
