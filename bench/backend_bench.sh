@@ -7,7 +7,11 @@
 # the cuda rows say why they did not run.
 # Usage: bench/backend_bench.sh [BUILD_DIR] [NODES...]   (default build/release, 32 256 1024)
 # MODEL (a YAML map, e.g. '{kind: resnet20}') replaces the MLP; NODE_STEPS (default 10,000)
-# is the budget per point.
+# is the budget per point, CUDA_NODE_STEPS (default NODE_STEPS) the cuda rows' (a GPU needs
+# more steps than the CPU for its start-up to vanish in the figure); BACKENDS (default
+# 'cpu cpu-batched cuda') picks the rows. Besides the whole run's node-steps/s, each row
+# gives the backend's alone (steps / gradient_wall_seconds) and, on the device, the shares of
+# its time spent uploading, computing, downloading and staging (docs/trace-schema.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dtsim="${1:-build/release}/apps/dtsim"
@@ -20,12 +24,14 @@ echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc
   "$("$dtsim" --version | sed -n 2p); $("$dtsim" --version | grep 'cuda backend')"
 command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 echo "model: ${MODEL:-the MLP of bench/dpsgd32.yaml}"
-printf '%-12s %6s %8s %14s %10s %14s\n' backend nodes steps node-steps/s batch bus_MB/step
+printf '%-12s %6s %8s %14s %12s %8s %12s %s\n' backend nodes steps node-steps/s backend-only \
+  batch bus_MB/step 'up/compute/down/staging %'
 for n in "${nodes[@]}"; do
   # About NODE_STEPS node-steps per point (at least 10 rounds), evaluation only at the ends.
-  budget=${NODE_STEPS:-10000}
-  steps=$(( budget / n > 10 ? budget / n : 10 ))
-  for backend in cpu cpu-batched cuda; do
+  for backend in ${BACKENDS:-cpu cpu-batched cuda}; do
+    budget=${NODE_STEPS:-10000}
+    [ "$backend" != cuda ] || budget=${CUDA_NODE_STEPS:-$budget}
+    steps=$(( budget / n > 10 ? budget / n : 10 ))
     trace="$out/$backend-$n.h5"
     if ! msg=$("$dtsim" run bench/dpsgd32.yaml --quiet -o "$trace" --set nodes="$n" \
         --set stop.steps="$steps" ${MODEL:+--set "model=$MODEL"} \
@@ -40,7 +46,13 @@ steps = a["gradient_steps"]
 wall = a["wall_seconds"]
 mean = a.get("gradient_batch_mean", float("nan"))
 bus = (a.get("host_to_device_bytes", 0) + a.get("device_to_host_bytes", 0)) / steps / 1e6
-print(f"{sys.argv[2]:<12} {sys.argv[3]:>6} {int(steps):>8} {steps / wall:>14.0f} {mean:>10.1f} {bus:>14.3f}")
+grad = a["gradient_wall_seconds"]
+parts = [a.get(f"device_{p}_wall_seconds", 0.0) for p in ("upload", "compute", "download", "staging")]
+split = "/".join(f"{100 * p / grad:.0f}" for p in parts) if sum(parts) > 0 else "-"
+# The unbatched CPU backend sums its tasks' times over the threads: no backend-only rate.
+alone = f"{steps / grad:.0f}" if "gradient_batches" in a else "-"
+print(f"{sys.argv[2]:<12} {sys.argv[3]:>6} {int(steps):>8} {steps / wall:>14.0f} {alone:>12} "
+      f"{mean:>8.1f} {bus:>12.3f} {split}")
 PY
   done
 done

@@ -93,6 +93,22 @@ struct CudaStream {
   ~CudaStream() { cudaStreamDestroy(stream); }
 };
 
+// A timing event, destroyed with its owner.
+struct CudaEvent {
+  cudaEvent_t event = nullptr;
+  CudaEvent() { check(cudaEventCreate(&event), "cudaEventCreate"); }
+  CudaEvent(const CudaEvent&) = delete;
+  CudaEvent& operator=(const CudaEvent&) = delete;
+  ~CudaEvent() { cudaEventDestroy(event); }
+};
+
+// Seconds between two recorded events that have completed.
+double seconds_between(const CudaEvent& from, const CudaEvent& to) {
+  float ms = 0.0f;
+  check(cudaEventElapsedTime(&ms, from.event, to.event), "cudaEventElapsedTime");
+  return static_cast<double>(ms) / 1000.0;
+}
+
 struct BlasHandle {
   cublasHandle_t blas = nullptr;
   explicit BlasHandle(cudaStream_t stream) {

@@ -19,15 +19,17 @@ for b in "${bins[@]}"; do
   [ -x "$b" ] || { echo "error: $b not built (a build with the CUDA backend is needed)" >&2; exit 2; }
 done
 rm -rf "$out"
-mkdir -p "$out/bin" "$out/lib" "$out/data"
+mkdir -p "$out/bin" "$out/lib/fallback" "$out/data"
 cp "${bins[@]}" "$out/bin/"
-# Every library the binaries load, less the C and C++ runtimes and CUDA's (the GPU
-# machine's toolkit and driver provide those, matched to its GPU).
+# Every library the binaries load, less the C runtime and CUDA's (the GPU machine's toolkit
+# and driver provide those, matched to its GPU); the C++ runtime set aside.
 ldd "${bins[@]}" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' | sort -u |
   while read -r name path; do
     case "$name" in
     libc.so* | libm.so* | libdl.so* | libpthread.so* | librt.so* | libresolv.so* | \
-      ld-linux* | libstdc++.so* | libgcc_s.so* | libcuda*.so* | libcublas*.so*) ;;
+      ld-linux* | libcuda*.so* | libcublas*.so*) ;;
+    # Used there only if its own are older than these (scripts/device_run.sh).
+    libstdc++.so* | libgcc_s.so*) cp -L "$path" "$out/lib/fallback/$name" ;;
     *) cp -L "$path" "$out/lib/$name" ;;
     esac
   done

@@ -1,38 +1,68 @@
 #!/usr/bin/env bash
 # On a GPU machine lent through the `device` tool, from the repository root, with .device/
-# carried (scripts/device_bundle.sh): puts the bundled binaries where the tests expect them,
-# the Fashion-MNIST files in their usual folder, and runs the CUDA tests and the backend
-# benchmark. Results also go to $OUT when it is set.
+# carried (scripts/device_bundle.sh): puts the bundled binaries where the tests expect them
+# and the Fashion-MNIST files in their usual folder, then runs the CUDA tests and the backend
+# benchmark for the MLP, LeNet and ResNet-20 (docs/cuda.md), each step under a time limit so
+# that one stuck step cannot use up the lease. The log also goes to $OUT when it is set.
 #
 #   scripts/device_run.sh [NODES...]        (default 32 256 1024)
-set -euo pipefail
+set -uo pipefail
 cd "$(dirname "$0")/.."
-b=.device
+b=$PWD/.device
 src=$(cat "$b/source_dir")
 build=$(cat "$b/build_dir")
+nodes=("$@")
+[ ${#nodes[@]} -gt 0 ] || nodes=(32 256 1024)
+log=${OUT:-/tmp}/device_run.txt
+exec > >(tee "$log") 2>&1
+
 # The test binaries name the source tree by the path they were built in.
 if [ "$src" != "$PWD" ] && [ ! -e "$src" ]; then
   mkdir -p "$(dirname "$src")"
   ln -s "$PWD" "$src"
 fi
 tar -C "$b" -xJf "$b/binaries.tar.xz"
-mkdir -p "$build/apps" "$build/tests/cuda" /usr/share/datasets
-cp "$b/bin/dtsim" "$build/apps/"
-cp "$b/bin/cuda_test" "$b/bin/cuda_pipeline_test" "$build/tests/cuda/"
-[ -d /usr/share/datasets/fashion-mnist ] || cp -r "$b/data/fashion-mnist" /usr/share/datasets/
-cuda_libs=/usr/local/cuda/lib64
-if command -v nvcc > /dev/null; then
-  cuda_libs=$(dirname "$(readlink -f "$(command -v nvcc)")")/../lib64
-fi
-export LD_LIBRARY_PATH="$PWD/$b/lib:$cuda_libs:${LD_LIBRARY_PATH:-}"
-log=${OUT:-/tmp}/device_run.txt
-{
-  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
-  "$build/apps/dtsim" --version
-  "$build/tests/cuda/cuda_pipeline_test"
-  "$build/tests/cuda/cuda_test" --success=false
-  PYTHON=${PYTHON:-python3} bench/backend_bench.sh "$build" "$@"
-  PYTHON=${PYTHON:-python3} MODEL='{kind: lenet}' bench/backend_bench.sh "$build" "$@"
-  PYTHON=${PYTHON:-python3} MODEL='{kind: resnet20}' NODE_STEPS=2000 \
-    bench/backend_bench.sh "$build" 32 256
-} 2>&1 | tee "$log"
+[ -d /usr/share/datasets/fashion-mnist ] || { mkdir -p /usr/share/datasets &&
+  cp -r "$b/data/fashion-mnist" /usr/share/datasets/; }
+
+# CUDA's runtime and cuBLAS from the machine's toolkit (or the Python packages' copies).
+cublas=$(find /usr/local/cuda*/ /usr/lib/x86_64-linux-gnu /opt -name 'libcublas.so.13*' \
+  2> /dev/null | head -1)
+libs="$b/lib:$(dirname "${cublas:-/usr/local/cuda/lib64/none}")"
+cudart=$(find /usr/local/cuda*/ /opt -name 'libcudart.so.13*' 2> /dev/null | head -1)
+[ -z "$cudart" ] || libs="$libs:$(dirname "$cudart")"
+# The bundled C++ runtime only where the machine's is older than the build's.
+LD_LIBRARY_PATH=$libs "$b/bin/dtsim" --version > /dev/null 2>&1 || libs="$libs:$b/lib/fallback"
+echo "libraries: $libs"
+# The binaries run through wrappers that set the library path, so that the machine's own
+# programs (python3 for the benchmark's tables) keep theirs.
+mkdir -p "$build/apps" "$build/tests/cuda"
+for bin in dtsim cuda_test cuda_pipeline_test; do
+  case $bin in dtsim) dir=apps ;; *) dir=tests/cuda ;; esac
+  rm -f "$build/$dir/$bin"
+  printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$libs" "$b/bin/$bin" > "$build/$dir/$bin"
+  chmod +x "$build/$dir/$bin"
+done
+
+step() { # step SECONDS TITLE COMMAND...: runs COMMAND under a time limit, timed
+  local limit=$1 title=$2
+  shift 2
+  echo "=== $title"
+  local t0=$SECONDS
+  timeout "$limit" "$@"
+  echo "=== $title: exit $?, $((SECONDS - t0)) s"
+}
+export PYTHON=${PYTHON:-python3}
+step 20 "machine" sh -c "nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm \
+  --format=csv,noheader; nproc; grep -m1 'model name' /proc/cpuinfo; \
+  grep -o -m1 'avx512f' /proc/cpuinfo; ldd --version | head -1; '$build/apps/dtsim' --version"
+step 60 "pipeline test (host executor)" "$build/tests/cuda/cuda_pipeline_test"
+step 240 "CUDA tests" "$build/tests/cuda/cuda_test" --duration=true
+step 120 "MLP" env BACKENDS="cpu cuda" CUDA_NODE_STEPS=100000 \
+  bench/backend_bench.sh "$build" "${nodes[@]}"
+step 120 "LeNet" env BACKENDS="cpu cuda" CUDA_NODE_STEPS=50000 MODEL='{kind: lenet}' \
+  bench/backend_bench.sh "$build" "${nodes[@]}"
+step 60 "ResNet-20 on the CPU" env BACKENDS=cpu NODE_STEPS=320 MODEL='{kind: resnet20}' \
+  bench/backend_bench.sh "$build" 32
+step 120 "ResNet-20 on the GPU" env BACKENDS=cuda CUDA_NODE_STEPS=4096 MODEL='{kind: resnet20}' \
+  bench/backend_bench.sh "$build" 32 256

@@ -17,10 +17,16 @@ struct GradientJob {
   double loss = 0.0;     // out: the mean minibatch loss
 };
 
-// What a backend moved between host and device memory (zero on the CPU).
+// What a backend moved between host and device memory (zero on the CPU), and where its
+// wall time went: the device's copies and kernels as timed by the device, the host's copies
+// between the jobs' buffers and the staging memory the device copies from.
 struct TransferStats {
   std::int64_t host_to_device_bytes = 0;
   std::int64_t device_to_host_bytes = 0;
+  double upload_seconds = 0.0;
+  double compute_seconds = 0.0;
+  double download_seconds = 0.0;
+  double staging_seconds = 0.0;
 };
 
 // Computes a batch of jobs at once: the engine hands it every gradient started since the

@@ -644,7 +644,11 @@ RunSummary Simulator::summary() const {
               static_cast<double>(std::max<std::int64_t>(1, batcher_->batches()))},
          {"gradient_batch_largest", static_cast<double>(batcher_->largest_batch())},
          {"host_to_device_bytes", static_cast<double>(bus.host_to_device_bytes)},
-         {"device_to_host_bytes", static_cast<double>(bus.device_to_host_bytes)}});
+         {"device_to_host_bytes", static_cast<double>(bus.device_to_host_bytes)},
+         {"device_upload_wall_seconds", bus.upload_seconds},
+         {"device_compute_wall_seconds", bus.compute_seconds},
+         {"device_download_wall_seconds", bus.download_seconds},
+         {"device_staging_wall_seconds", bus.staging_seconds}});
   }
   if (probe_)
     s.number_attributes.emplace_back("memory_epoch_probe_bytes",
