@@ -24,8 +24,8 @@ echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc
   "$("$dtsim" --version | sed -n 2p); $("$dtsim" --version | grep 'cuda backend')"
 command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 echo "model: ${MODEL:-the MLP of bench/dpsgd32.yaml}"
-printf '%-12s %6s %8s %14s %12s %8s %12s %s\n' backend nodes steps node-steps/s backend-only \
-  batch bus_MB/step 'up/compute/down/staging %'
+printf '%-12s %6s %8s %14s %12s %9s %8s %12s %s\n' backend nodes steps node-steps/s backend-only \
+  backend_% batch bus_MB/step 'up/compute/down/staging %'
 for n in "${nodes[@]}"; do
   # About NODE_STEPS node-steps per point (at least 10 rounds), evaluation only at the ends.
   for backend in ${BACKENDS:-cpu cpu-batched cuda}; do
@@ -50,8 +50,10 @@ grad = a["gradient_wall_seconds"]
 parts = [a.get(f"device_{p}_wall_seconds", 0.0) for p in ("upload", "compute", "download", "staging")]
 split = "/".join(f"{100 * p / grad:.0f}" for p in parts) if sum(parts) > 0 else "-"
 # The unbatched CPU backend sums its tasks' times over the threads: no backend-only rate.
-alone = f"{steps / grad:.0f}" if "gradient_batches" in a else "-"
-print(f"{sys.argv[2]:<12} {sys.argv[3]:>6} {int(steps):>8} {steps / wall:>14.0f} {alone:>12} "
+batched = "gradient_batches" in a
+alone = f"{steps / grad:.0f}" if batched else "-"
+share = f"{100 * grad / wall:.0f}" if batched else "-"
+print(f"{sys.argv[2]:<12} {sys.argv[3]:>6} {int(steps):>8} {steps / wall:>14.0f} {alone:>12} {share:>9} "
       f"{mean:>8.1f} {bus:>12.3f} {split}")
 PY
   done

@@ -66,3 +66,14 @@ step 60 "ResNet-20 on the CPU" env BACKENDS=cpu NODE_STEPS=320 MODEL='{kind: res
   bench/backend_bench.sh "$build" 32
 step 120 "ResNet-20 on the GPU" env BACKENDS=cuda CUDA_NODE_STEPS=4096 MODEL='{kind: resnet20}' \
   bench/backend_bench.sh "$build" 32 256
+# Where the device time goes, kernel by kernel: one synchronous round under Nsight Compute
+# (its own clocks left alone), for the two convolutional models.
+ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2> /dev/null | head -1)
+for m in "resnet20 32" "lenet 256"; do
+  set -- $m
+  step 120 "kernels of one $1 round, $2 nodes (ncu)" "$ncu" --clock-control none \
+    --metrics gpu__time_duration.sum --print-summary per-kernel \
+    --log-file "${OUT:-/tmp}/ncu_$1.txt" "$build/apps/dtsim" run bench/dpsgd32.yaml --quiet \
+    -o "/tmp/ncu_$1.h5" --set nodes="$2" --set stop.steps=1 --set "model={kind: $1}" \
+    --set model.backend=cuda
+done

@@ -80,6 +80,29 @@ std::unique_ptr<cuda::DeviceGradients> device_for(const Model& model, const Data
                                data.labels, batch_size, max_nodes_per_batch);
 }
 
+struct GradientError {
+  double relative_l2 = 0.0; // ||g - ref|| / ||ref||
+  float worst = 0.0f;       // the largest |g - ref| over the entries
+  float scale = 0.0f;       // the largest |ref|
+  std::size_t beyond = 0;   // entries off by more than 1e-4 * scale
+};
+
+GradientError compare(const std::vector<float>& g, const std::vector<float>& ref) {
+  GradientError e;
+  double diff2 = 0.0, ref2 = 0.0;
+  for (std::size_t p = 0; p < ref.size(); ++p) {
+    const double d = static_cast<double>(g[p]) - ref[p];
+    diff2 += d * d;
+    ref2 += static_cast<double>(ref[p]) * ref[p];
+    e.scale = std::max(e.scale, std::abs(ref[p]));
+    e.worst = std::max(e.worst, std::abs(g[p] - ref[p]));
+  }
+  for (std::size_t p = 0; p < ref.size(); ++p)
+    e.beyond += std::abs(g[p] - ref[p]) > 1e-4f * e.scale ? 1 : 0;
+  e.relative_l2 = std::sqrt(diff2 / std::max(ref2, 1e-300));
+  return e;
+}
+
 // max_nodes_per_batch below `nodes` makes the device run the batch in chunks.
 void check_against_cpu(const Model& model, const Dataset& data, int nodes, int batch_size,
                        int max_nodes_per_batch = 65535) {
@@ -100,13 +123,17 @@ void check_against_cpu(const Model& model, const Dataset& data, int nodes, int b
     const double loss = model.loss_and_grad(b.params[u], view, grad, *ws);
     CAPTURE(i);
     CHECK(b.jobs[u].loss == doctest::Approx(loss).epsilon(1e-5));
-    float scale = 0.0f, worst = 0.0f;
-    for (float g : grad)
-      scale = std::max(scale, std::abs(g));
-    for (std::size_t p = 0; p < grad.size(); ++p)
-      worst = std::max(worst, std::abs(b.grads[u][p] - grad[p]));
-    CAPTURE(scale);
-    CHECK(worst <= 1e-4f * scale + 1e-7f); // FP32 sums in another order
+    const GradientError e = compare(b.grads[u], grad);
+    MESSAGE(model.describe() << " node " << i << ": relative L2 error " << e.relative_l2
+                             << ", largest " << e.worst / e.scale << " of the largest entry, "
+                             << e.beyond << " of " << grad.size() << " entries beyond 1e-4 of it");
+    // FP32 sums in another order, compounded over the layers: far under 1e-3 in L2 (the
+    // float32 criterion), and no entry off by a whole term (a wrong channel, example or layer
+    // is off by the order of the largest entry). A pre-activation within rounding of zero
+    // can fall on the other side of a ReLU on the device, which moves the few entries fed
+    // through that unit for that example by more than rounding, so single entries get 1e-3.
+    CHECK(e.relative_l2 <= 1e-4);
+    CHECK(e.worst <= 1e-3f * e.scale + 1e-7f);
   }
 }
 
