@@ -6,6 +6,9 @@
 # that one stuck step cannot use up the lease. The log also goes to $OUT when it is set.
 #
 #   scripts/device_run.sh [NODES...]        (default 32 256 1024)
+#
+# PARTS (default 'tests bench kernels') picks what runs: the tests, the benchmark, the
+# per-kernel profile.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=$PWD/.device
@@ -52,25 +55,27 @@ step() { # step SECONDS TITLE COMMAND...: runs COMMAND under a time limit, timed
   timeout "$limit" "$@"
   echo "=== $title: exit $?, $((SECONDS - t0)) s"
 }
+want() { [[ " ${PARTS:-tests bench kernels} " == *" $1 "* ]]; }
 export PYTHON=${PYTHON:-python3}
 step 20 "machine" sh -c "nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm \
   --format=csv,noheader; nproc; grep -m1 'model name' /proc/cpuinfo; \
   grep -o -m1 'avx512f' /proc/cpuinfo; ldd --version | head -1; '$build/apps/dtsim' --version"
-step 60 "pipeline test (host executor)" "$build/tests/cuda/cuda_pipeline_test"
-step 240 "CUDA tests" "$build/tests/cuda/cuda_test" --duration=true
-step 120 "MLP" env BACKENDS="cpu cuda" CUDA_NODE_STEPS=100000 \
+want tests && step 60 "pipeline test (host executor)" "$build/tests/cuda/cuda_pipeline_test"
+want tests && step 240 "CUDA tests" "$build/tests/cuda/cuda_test" --duration=true
+want bench && step 120 "MLP" env BACKENDS="cpu cuda" CUDA_NODE_STEPS=100000 \
   bench/backend_bench.sh "$build" "${nodes[@]}"
-step 120 "LeNet" env BACKENDS="cpu cuda" CUDA_NODE_STEPS=50000 MODEL='{kind: lenet}' \
+want bench && step 120 "LeNet" env BACKENDS="cpu cuda" CUDA_NODE_STEPS=50000 MODEL='{kind: lenet}' \
   bench/backend_bench.sh "$build" "${nodes[@]}"
-step 60 "ResNet-20 on the CPU" env BACKENDS=cpu NODE_STEPS=320 MODEL='{kind: resnet20}' \
+want bench && step 60 "ResNet-20 on the CPU" env BACKENDS=cpu NODE_STEPS=320 MODEL='{kind: resnet20}' \
   bench/backend_bench.sh "$build" 32
-step 120 "ResNet-20 on the GPU" env BACKENDS=cuda CUDA_NODE_STEPS=4096 MODEL='{kind: resnet20}' \
+want bench && step 120 "ResNet-20 on the GPU" env BACKENDS=cuda CUDA_NODE_STEPS=4096 MODEL='{kind: resnet20}' \
   bench/backend_bench.sh "$build" 32 256
 # Where the device time goes, kernel by kernel: one synchronous round under Nsight Compute
 # (its own clocks left alone), for the two convolutional models.
 ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2> /dev/null | head -1)
 for m in "resnet20 32" "lenet 256"; do
   set -- $m
+  want kernels || break
   step 120 "kernels of one $1 round, $2 nodes (ncu)" "$ncu" --clock-control none \
     --metrics gpu__time_duration.sum --print-summary per-kernel \
     --log-file "${OUT:-/tmp}/ncu_$1.txt" "$build/apps/dtsim" run bench/dpsgd32.yaml --quiet \
