@@ -8,6 +8,10 @@
 
 namespace dtsim::cuda {
 
+// The largest kernel the passes take (col2im keeps a position's taps in registers).
+inline constexpr int kMaxConvKernel = 7;
+inline constexpr int kMaxTaps = kMaxConvKernel * kMaxConvKernel;
+
 // A square convolution with zero padding, its weights at `offset` (the pass that uses it
 // says their layout and whether a bias follows). Patch column (ky * kernel + kx) * in + ci.
 struct ConvShape {
@@ -53,35 +57,45 @@ struct MapView {
 
 // Patch matrix (rows = out pixels * n) x (kernel^2 * in), column-major: row (e, oy, ox),
 // column (ky * kernel + kx) * in + ci holds the input under that tap, or 0 in the padding.
-DTSIM_HD inline void im2col_element(const float* x, MapView v, const ConvShape& c, int n,
-                                    float* patches, int b, std::size_t i) {
-  const std::size_t rows = c.out_pixels() * n;
-  const std::size_t row = i % rows;
-  const int q = static_cast<int>(i / rows);
-  const int tap = q / c.in, ci = q % c.in;
-  const int e = static_cast<int>(row / c.out_pixels());
-  const int p = static_cast<int>(row % c.out_pixels());
-  const int iy = p / c.out_width() * c.stride + tap / c.kernel - c.pad;
-  const int ix = p % c.out_width() * c.stride + tap % c.kernel - c.pad;
-  float value = 0.0f;
-  if (iy >= 0 && iy < c.in_height && ix >= 0 && ix < c.in_width)
-    value = x[b * v.node + e * v.example + ci * v.channel +
-              static_cast<std::size_t>(iy) * c.in_width + ix];
-  patches[b * rows * c.patch() + i] = value;
+// One call fills one row: its position is worked out once (integer division is the costly
+// part on a GPU), then every column is a store that neighbouring rows make side by side.
+DTSIM_HD inline void im2col_row(const float* x, MapView v, const ConvShape& c, int n,
+                                float* patches, int b, std::size_t r) {
+  const auto rows = static_cast<unsigned>(c.out_pixels() * n);
+  const auto row = static_cast<unsigned>(r);
+  const auto out_pixels = static_cast<unsigned>(c.out_pixels());
+  const auto ow = static_cast<unsigned>(c.out_width());
+  const unsigned e = row / out_pixels, p = row % out_pixels;
+  const int oy = static_cast<int>(p / ow) * c.stride - c.pad;
+  const int ox = static_cast<int>(p % ow) * c.stride - c.pad;
+  const float* image = x + b * v.node + e * v.example;
+  float* out = patches + b * static_cast<std::size_t>(rows) * c.patch() + row;
+  for (int ky = 0; ky < c.kernel; ++ky)
+    for (int kx = 0; kx < c.kernel; ++kx) {
+      const int iy = oy + ky, ix = ox + kx;
+      const bool inside = iy >= 0 && iy < c.in_height && ix >= 0 && ix < c.in_width;
+      const float* pixel = image + (inside ? iy * c.in_width + ix : 0);
+      float* column = out + static_cast<std::size_t>((ky * c.kernel + kx) * c.in) * rows;
+      for (int ci = 0; ci < c.in; ++ci)
+        column[static_cast<std::size_t>(ci) * rows] = inside ? pixel[ci * v.channel] : 0.0f;
+    }
 }
 
-// col2im: input element i (batch-major) of dx is the sum, over taps (ky, kx) in order, of
-// the patch entries copied from it (a gather: no two threads write one value).
-DTSIM_HD inline void col2im_element(const float* dpatches, const ConvShape& c, int n, float* dx,
-                                    int b, std::size_t i) {
-  const std::size_t plane = c.in_pixels() * n;
-  const std::size_t rows = c.out_pixels() * n;
-  const int ci = static_cast<int>(i / plane);
-  const int e = static_cast<int>(i % plane / c.in_pixels());
-  const int p = static_cast<int>(i % c.in_pixels());
-  const int iy = p / c.in_width, ix = p % c.in_width;
-  const float* node = dpatches + b * rows * c.patch();
-  float sum = 0.0f;
+// col2im: input element (ci, e, iy, ix) (batch-major) of dx is the sum, over taps (ky, kx)
+// in order, of the patch entries copied from it (a gather: no two threads write one value).
+// One call does one position (e, iy, ix) for every channel; the position's patch rows are
+// worked out once.
+DTSIM_HD inline void col2im_position(const float* dpatches, const ConvShape& c, int n, float* dx,
+                                     int b, std::size_t position) {
+  const auto rows = static_cast<unsigned>(c.out_pixels() * n);
+  const auto pixels = static_cast<unsigned>(c.in_pixels());
+  const auto pos = static_cast<unsigned>(position);
+  const unsigned e = pos / pixels, p = pos % pixels;
+  const int iy = static_cast<int>(p / static_cast<unsigned>(c.in_width));
+  const int ix = static_cast<int>(p % static_cast<unsigned>(c.in_width));
+  // Patch row and column block of each tap that reads this position, in tap order.
+  unsigned tap_row[kMaxTaps], tap_column[kMaxTaps];
+  int taps = 0;
   for (int ky = 0; ky < c.kernel; ++ky) {
     const int sy = iy + c.pad - ky; // oy * stride
     if (sy < 0 || sy % c.stride != 0 || sy / c.stride >= c.out_height())
@@ -90,13 +104,20 @@ DTSIM_HD inline void col2im_element(const float* dpatches, const ConvShape& c, i
       const int sx = ix + c.pad - kx;
       if (sx < 0 || sx % c.stride != 0 || sx / c.stride >= c.out_width())
         continue;
-      const std::size_t row = static_cast<std::size_t>(e) * c.out_pixels() +
-                              static_cast<std::size_t>(sy / c.stride) * c.out_width() +
-                              sx / c.stride;
-      sum += node[static_cast<std::size_t>((ky * c.kernel + kx) * c.in + ci) * rows + row];
+      tap_row[taps] = e * static_cast<unsigned>(c.out_pixels()) +
+                      static_cast<unsigned>(sy / c.stride * c.out_width() + sx / c.stride);
+      tap_column[taps] = static_cast<unsigned>((ky * c.kernel + kx) * c.in);
+      ++taps;
     }
   }
-  dx[b * c.in_map(n) + i] = sum;
+  const float* node = dpatches + b * static_cast<std::size_t>(rows) * c.patch();
+  float* out = dx + b * c.in_map(n) + pos;
+  for (int ci = 0; ci < c.in; ++ci) {
+    float sum = 0.0f;
+    for (int t = 0; t < taps; ++t)
+      sum += node[static_cast<std::size_t>(tap_column[t] + ci) * rows + tap_row[t]];
+    out[static_cast<std::size_t>(ci) * pixels * n] = sum;
+  }
 }
 
 } // namespace dtsim::cuda

@@ -2,6 +2,7 @@
 // The CUDA gradient backend as the rest of dtsim sees it (model.backend: cuda).
 #pragma once
 
+#include "cuda/conv_batch_math.hpp"
 #include "data/dataset.hpp"
 #include "models/cnn.hpp"
 #include "models/mlp.hpp"
@@ -21,11 +22,12 @@ bool built_with_cuda();
 std::string unavailable_reason();
 
 // The models the backend runs: softmax and MLP (models::Mlp), LeNet and CNN (models::Cnn)
-// and ResNet (models::ResNet), i.e. every built-in one; a model from an extension may not.
-// Known in every build, so that a scenario can be validated without CUDA.
+// with kernels up to kMaxConvKernel, and ResNet (models::ResNet); a model from an extension
+// may not. Known in every build, so that a scenario can be validated without CUDA.
 inline bool runs_model(const Model& model) {
+  if (const auto* cnn = dynamic_cast<const Cnn*>(&model))
+    return cnn->convs().front().kernel <= kMaxConvKernel;
   return dynamic_cast<const Mlp*>(&model) != nullptr ||
-         dynamic_cast<const Cnn*>(&model) != nullptr ||
          dynamic_cast<const ResNet*>(&model) != nullptr;
 }
 

@@ -11,13 +11,13 @@ namespace {
 struct DeviceConvOps : DeviceMlpOps {
   void im2col(const float* x, MapView v, const ConvShape& c, int n, float* patches,
               int count) const {
-    each_element(stream, count, c.patches(n), [=] __device__(int b, std::size_t i) {
-      im2col_element(x, v, c, n, patches, b, i);
+    each_element(stream, count, c.out_pixels() * n, [=] __device__(int b, std::size_t row) {
+      im2col_row(x, v, c, n, patches, b, row);
     });
   }
   void col2im(const float* dpatches, const ConvShape& c, int n, float* dx, int count) const {
-    each_element(stream, count, c.in_map(n), [=] __device__(int b, std::size_t i) {
-      col2im_element(dpatches, c, n, dx, b, i);
+    each_element(stream, count, c.in_pixels() * n, [=] __device__(int b, std::size_t pos) {
+      col2im_position(dpatches, c, n, dx, b, pos);
     });
   }
 };

@@ -10,11 +10,19 @@ namespace dtsim::cuda {
 namespace {
 
 struct DeviceResNetOps : DeviceConvOps {
-  void norm_stats(const float* z, const NormShape& g, int n, float* stats, int count) const {
-    each_element(stream, count, static_cast<std::size_t>(n) * g.groups,
-                 [=] __device__(int b, std::size_t t) {
-                   norm_stats_element(z, g, n, stats, b, static_cast<int>(t));
-                 });
+  void norm_stats(const float* z, const NormShape& g, int n, float* partial, float* stats,
+                  int count) const {
+    for (const bool squares : {false, true}) {
+      each_element(stream, count, static_cast<std::size_t>(n) * g.channels,
+                   [=] __device__(int b, std::size_t t) {
+                     norm_channel_sum_element(z, stats, g, n, squares, partial, b,
+                                              static_cast<int>(t));
+                   });
+      each_element(stream, count, static_cast<std::size_t>(n) * g.groups,
+                   [=] __device__(int b, std::size_t t) {
+                     norm_group_stat_element(partial, g, n, squares, stats, b, static_cast<int>(t));
+                   });
+    }
   }
   void norm_apply(const float* z, const float* stats, const float* params, std::size_t num_params,
                   const NormShape& g, int n, bool relu, float* y, int count) const {

@@ -17,12 +17,12 @@ struct HostConvOps : HostMlpOps {
   }
   static void im2col(const float* x, MapView v, const ConvShape& c, int n, float* patches,
                      int count) {
-    each(count, c.patches(n),
-         [&](int b, std::size_t i) { im2col_element(x, v, c, n, patches, b, i); });
+    each(count, c.out_pixels() * n,
+         [&](int b, std::size_t row) { im2col_row(x, v, c, n, patches, b, row); });
   }
   static void col2im(const float* dpatches, const ConvShape& c, int n, float* dx, int count) {
-    each(count, c.in_map(n),
-         [&](int b, std::size_t i) { col2im_element(dpatches, c, n, dx, b, i); });
+    each(count, c.in_pixels() * n,
+         [&](int b, std::size_t pos) { col2im_position(dpatches, c, n, dx, b, pos); });
   }
 };
 

@@ -10,9 +10,16 @@
 namespace dtsim::cuda {
 
 struct HostResNetOps : HostConvOps {
-  static void norm_stats(const float* z, const NormShape& g, int n, float* stats, int count) {
-    each(count, static_cast<std::size_t>(n) * g.groups,
-         [&](int b, std::size_t t) { norm_stats_element(z, g, n, stats, b, static_cast<int>(t)); });
+  static void norm_stats(const float* z, const NormShape& g, int n, float* partial, float* stats,
+                         int count) {
+    for (const bool squares : {false, true}) {
+      each(count, static_cast<std::size_t>(n) * g.channels, [&](int b, std::size_t t) {
+        norm_channel_sum_element(z, stats, g, n, squares, partial, b, static_cast<int>(t));
+      });
+      each(count, static_cast<std::size_t>(n) * g.groups, [&](int b, std::size_t t) {
+        norm_group_stat_element(partial, g, n, squares, stats, b, static_cast<int>(t));
+      });
+    }
   }
   static void norm_apply(const float* z, const float* stats, const float* params,
                          std::size_t num_params, const NormShape& g, int n, bool relu, float* y,

@@ -128,27 +128,54 @@ DTSIM_HD inline std::size_t map_at(const NormShape& g, int n, int e, int c) {
   return (static_cast<std::size_t>(c) * n + e) * g.pixels;
 }
 
-// GroupNorm statistics of (example, group) t = e * groups + g: mean and 1/std, two passes.
-DTSIM_HD inline void norm_stats_element(const float* z, const NormShape& g, int n, float* stats,
-                                        int b, int t) {
+// GroupNorm statistics (mean and 1/std of each example's group, two passes) in four steps:
+// a thread per (example, channel) sums a channel's pixels, then one per (example, group)
+// sums its channels' partial sums in channel order; first for the mean, then for the
+// squared deviations from it. A thread per (example, group) walking the whole group would
+// leave most of a GPU idle (64 threads per node on ResNet-20).
+//
+// Steps 1 and 3, t = e * channels + c: the sum over the channel's pixels of z (step 1) or
+// of (z - mean)^2 (step 3, `squares`), into partial[2 t] or partial[2 t + 1].
+DTSIM_HD inline void norm_channel_sum_element(const float* z, const float* stats,
+                                              const NormShape& g, int n, bool squares,
+                                              float* partial, int b, int t) {
+  const int e = t / g.channels, c = t % g.channels;
+  const float* map =
+      z + static_cast<std::size_t>(b) * g.channels * g.pixels * n + map_at(g, n, e, c);
+  float sum = 0.0f;
+  if (squares) {
+    const float mean = stats[(static_cast<std::size_t>(b) * n * g.groups + e * g.groups +
+                              c / (g.channels / g.groups)) *
+                             2];
+    for (int p = 0; p < g.pixels; ++p) {
+      const float d = map[p] - mean;
+      sum += d * d;
+    }
+  } else {
+    for (int p = 0; p < g.pixels; ++p)
+      sum += map[p];
+  }
+  partial[(static_cast<std::size_t>(b) * n * g.channels + t) * 2 + (squares ? 1 : 0)] = sum;
+}
+
+// Steps 2 and 4, t = e * groups + group: the mean (step 2) or 1/std (step 4, `squares`) of
+// the group from its channels' partial sums, into stats[2 t] or stats[2 t + 1].
+DTSIM_HD inline void norm_group_stat_element(const float* partial, const NormShape& g, int n,
+                                             bool squares, float* stats, int b, int t) {
   const int e = t / g.groups, group = t % g.groups;
   const int per_group = g.channels / g.groups;
-  const float* node = z + static_cast<std::size_t>(b) * g.channels * g.pixels * n;
-  const auto count = static_cast<float>(per_group * g.pixels);
+  const float* sums =
+      partial +
+      (static_cast<std::size_t>(b) * n * g.channels + static_cast<std::size_t>(e) * g.channels) * 2;
   float sum = 0.0f;
   for (int c = group * per_group; c < (group + 1) * per_group; ++c)
-    for (int p = 0; p < g.pixels; ++p)
-      sum += node[map_at(g, n, e, c) + p];
-  const float mean = sum / count;
-  float squares = 0.0f;
-  for (int c = group * per_group; c < (group + 1) * per_group; ++c)
-    for (int p = 0; p < g.pixels; ++p) {
-      const float d = node[map_at(g, n, e, c) + p] - mean;
-      squares += d * d;
-    }
+    sum += sums[2 * c + (squares ? 1 : 0)];
+  const auto count = static_cast<float>(per_group * g.pixels);
   float* s = stats + (static_cast<std::size_t>(b) * n * g.groups + t) * 2;
-  s[0] = mean;
-  s[1] = 1.0f / sqrtf(squares / count + 1e-5f); // GroupNorm::kEps
+  if (squares)
+    s[1] = 1.0f / sqrtf(sum / count + 1e-5f); // GroupNorm::kEps
+  else
+    s[0] = sum / count;
 }
 
 // y = gamma (z - mean) / std + beta, then ReLU where `relu`.
@@ -291,8 +318,9 @@ DTSIM_HD inline void average_pool_backward_element(const float* dpooled, int cha
 
 // Ops provides, besides run_mlp_batch's gemm, gather, add_bias, softmax_xent, mean_loss,
 // bias_gradient and relu_backward, each over `count` nodes: im2col(x, view, conv, n,
-// patches, count), col2im(dpatches, conv, n, dx, count), norm_stats(z, norm, n, stats,
-// count), norm_apply(z, stats, params, num_params, norm, n, relu, y, count),
+// patches, count), col2im(dpatches, conv, n, dx, count), norm_stats(z, norm, n, partial,
+// stats, count) (the four statistics steps in order; partial: scratch of 2 * channels * n
+// floats per node), norm_apply(z, stats, params, num_params, norm, n, relu, y, count),
 // norm_backward(z, stats, dy, sums, params, grads, num_params, norm, n, dz, count) (the
 // three norm gradient steps in order), shortcut_relu(in, conv, n, out, count),
 // shortcut_backward(d_out, conv, n, d_in, count), average_pool(map, channels, pixels, n,
@@ -348,7 +376,7 @@ private:
     ops_.col2im(buf_.patches, c, n_, dx, count_);
   }
   void norm_forward(const NormShape& g, const float* z, float* stats, bool relu, float* y) {
-    ops_.norm_stats(z, g, n_, stats, count_);
+    ops_.norm_stats(z, g, n_, buf_.norm_sums, stats, count_);
     ops_.norm_apply(z, stats, buf_.params, s_.num_params, g, n_, relu, y, count_);
   }
   void norm_backward(const NormShape& g, const float* z, const float* stats, const float* dy,

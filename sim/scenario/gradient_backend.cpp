@@ -25,8 +25,10 @@ std::unique_ptr<BatchedGradients> make_gradient_backend(const Params& model_sect
                                       order.describe() + " needs: use backend: cpu");
   if (backend == "cuda" && !cuda::runs_model(model))
     model_section.fail(
-        "backend", "backend cuda runs the built-in models (softmax, mlp, lenet, cnn, resnet20); " +
-                       model.describe() + " runs on backend: cpu");
+        "backend",
+        "backend cuda runs the built-in models (softmax, mlp, lenet, cnn with kernels up to 7, "
+        "resnet20); " +
+            model.describe() + " runs on backend: cpu");
   if (use == BackendUse::check)
     return nullptr;
   if (backend == "cuda")

@@ -143,6 +143,15 @@ TEST_SUITE("app") {
     CHECK(run_cli("validate " + base + " --set model.backend=cuda").exit_code == 0);
   }
 
+  TEST_CASE("dtsim validate: backend cuda refuses a CNN kernel wider than 7, naming the key") {
+    const std::string cnn = "validate scenarios/quickstart.yaml --set 'model={kind: cnn, ";
+    const auto wide = run_cli(cnn + "kernel: 9, padding: [4, 4], backend: cuda}'");
+    CHECK(wide.exit_code == 2);
+    CHECK(wide.output.find("model.backend: backend cuda runs") != std::string::npos);
+    CHECK(wide.output.find("kernels up to 7") != std::string::npos);
+    CHECK(run_cli(cnn + "kernel: 7, padding: [3, 3], backend: cuda}'").exit_code == 0);
+  }
+
   TEST_CASE("dtsim list names every registry") {
     const auto r = run_cli("list");
     CHECK(r.exit_code == 0);
