@@ -135,21 +135,31 @@ private:
         throw std::invalid_argument(
             "device gradients: a job's model, gradient or minibatch indices do not fit");
     }
-    // The models go up as one copy from pinned memory, which the device reads at the bus's
-    // speed; a copy from the jobs' own (pageable) memory would be staged by the driver one
-    // chunk at a time, on one thread. The staging copies run on every core.
+    // The models go up from pinned memory, which the device reads at the bus's speed (a
+    // copy from the jobs' own pageable memory would be staged by the driver one chunk at a
+    // time, on one thread). The staging copies run on every core, in pieces, each piece's
+    // copy to the device running while the next piece is staged; the gradients come down
+    // the same way, each piece unstaged while the next is on the bus.
     using Clock = std::chrono::steady_clock;
-    auto t0 = Clock::now();
-    each_node(nodes, [&](std::size_t b) {
-      const GradientJob& job = jobs[job_ids[b]];
-      std::copy(job.params.begin(), job.params.end(), host_params_.data + b * P);
-      std::copy(job.indices.begin(), job.indices.end(), host_idx_.data + b * n);
-    });
-    bus_.staging_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+    const std::size_t pieces = std::min<std::size_t>(nodes, kStagingPieces);
+    const auto piece_begin = [nodes, pieces](std::size_t k) { return k * nodes / pieces; };
+    const auto staged = [this](Clock::time_point t0) {
+      bus_.staging_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+    };
     check(cudaEventRecord(marks_[0].event, s), "cudaEventRecord");
-    check(cudaMemcpyAsync(params_.data, host_params_.data, nodes * P * sizeof(float),
-                          cudaMemcpyHostToDevice, s),
-          "cudaMemcpyAsync (node models)");
+    for (std::size_t k = 0; k < pieces; ++k) {
+      const std::size_t lo = piece_begin(k), hi = piece_begin(k + 1);
+      const auto t0 = Clock::now();
+      each_node(lo, hi, [&](std::size_t b) {
+        const GradientJob& job = jobs[job_ids[b]];
+        std::copy(job.params.begin(), job.params.end(), host_params_.data + b * P);
+        std::copy(job.indices.begin(), job.indices.end(), host_idx_.data + b * n);
+      });
+      staged(t0);
+      check(cudaMemcpyAsync(params_.data + lo * P, host_params_.data + lo * P,
+                            (hi - lo) * P * sizeof(float), cudaMemcpyHostToDevice, s),
+            "cudaMemcpyAsync (node models)");
+    }
     check(cudaMemcpyAsync(idx_.data, host_idx_.data, nodes * n * sizeof(std::uint32_t),
                           cudaMemcpyHostToDevice, s),
           "cudaMemcpyAsync (indices)");
@@ -163,32 +173,41 @@ private:
     check(cudaGetLastError(), "kernel launch");
     check(cudaEventRecord(marks_[2].event, s), "cudaEventRecord");
 
-    check(cudaMemcpyAsync(host_grads_.data, grads_.data, nodes * P * sizeof(float),
-                          cudaMemcpyDeviceToHost, s),
-          "cudaMemcpyAsync (gradients)");
+    for (std::size_t k = 0; k < pieces; ++k) {
+      const std::size_t lo = piece_begin(k), hi = piece_begin(k + 1);
+      check(cudaMemcpyAsync(host_grads_.data + lo * P, grads_.data + lo * P,
+                            (hi - lo) * P * sizeof(float), cudaMemcpyDeviceToHost, s),
+            "cudaMemcpyAsync (gradients)");
+      check(cudaEventRecord(piece_down_[k].event, s), "cudaEventRecord");
+    }
     check(cudaMemcpyAsync(host_loss_.data, loss_.data, nodes * sizeof(double),
                           cudaMemcpyDeviceToHost, s),
           "cudaMemcpyAsync (losses)");
     check(cudaEventRecord(marks_[3].event, s), "cudaEventRecord");
+    for (std::size_t k = 0; k < pieces; ++k) {
+      check(cudaEventSynchronize(piece_down_[k].event), "cudaEventSynchronize");
+      const auto t0 = Clock::now();
+      each_node(piece_begin(k), piece_begin(k + 1), [&](std::size_t b) {
+        const float* g = host_grads_.data + b * P;
+        std::copy(g, g + P, jobs[job_ids[b]].grad.begin());
+      });
+      staged(t0);
+    }
     check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
     bus_.device_to_host_bytes +=
         static_cast<std::int64_t>(nodes * (P * sizeof(float) + sizeof(double)));
+    // Device time between the marks; the upload's includes the device waiting for pieces
+    // still being staged.
     bus_.upload_seconds += seconds_between(marks_[0], marks_[1]);
     bus_.compute_seconds += seconds_between(marks_[1], marks_[2]);
     bus_.download_seconds += seconds_between(marks_[2], marks_[3]);
-    t0 = Clock::now();
-    each_node(nodes, [&](std::size_t b) {
-      GradientJob& job = jobs[job_ids[b]];
-      const float* g = host_grads_.data + b * P;
-      std::copy(g, g + P, job.grad.begin());
-      job.loss = host_loss_.data[b];
-    });
-    bus_.staging_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+    for (std::size_t b = 0; b < nodes; ++b)
+      jobs[job_ids[b]].loss = host_loss_.data[b];
   }
 
-  // f(b) for nodes b < nodes, in parallel (each writes its own memory).
-  template <class F> static void each_node(std::size_t nodes, const F& f) {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, nodes), [&](const auto& r) {
+  // f(b) for nodes lo <= b < hi, in parallel (each writes its own memory).
+  template <class F> static void each_node(std::size_t lo, std::size_t hi, const F& f) {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(lo, hi), [&](const auto& r) {
       for (std::size_t b = r.begin(); b != r.end(); ++b)
         f(b);
     });
@@ -214,7 +233,9 @@ private:
   PinnedArray<std::uint32_t> host_idx_;
   PinnedArray<double> host_loss_;
   std::vector<std::size_t> group_;
+  static constexpr std::size_t kStagingPieces = 8;
   CudaEvent marks_[4]; // before the upload, after it, after the kernels, after the download
+  CudaEvent piece_down_[kStagingPieces];
   TransferStats bus_;
 };
 
