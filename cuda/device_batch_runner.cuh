@@ -150,10 +150,12 @@ private:
     for (std::size_t k = 0; k < pieces; ++k) {
       const std::size_t lo = piece_begin(k), hi = piece_begin(k + 1);
       const auto t0 = Clock::now();
-      each_node(lo, hi, [&](std::size_t b) {
+      each_span(lo, hi, P, [&](std::size_t b, std::size_t from, std::size_t to) {
         const GradientJob& job = jobs[job_ids[b]];
-        std::copy(job.params.begin(), job.params.end(), host_params_.data + b * P);
-        std::copy(job.indices.begin(), job.indices.end(), host_idx_.data + b * n);
+        std::copy(job.params.begin() + from, job.params.begin() + to,
+                  host_params_.data + b * P + from);
+        if (from == 0)
+          std::copy(job.indices.begin(), job.indices.end(), host_idx_.data + b * n);
       });
       staged(t0);
       check(cudaMemcpyAsync(params_.data + lo * P, host_params_.data + lo * P,
@@ -187,10 +189,11 @@ private:
     for (std::size_t k = 0; k < pieces; ++k) {
       check(cudaEventSynchronize(piece_down_[k].event), "cudaEventSynchronize");
       const auto t0 = Clock::now();
-      each_node(piece_begin(k), piece_begin(k + 1), [&](std::size_t b) {
-        const float* g = host_grads_.data + b * P;
-        std::copy(g, g + P, jobs[job_ids[b]].grad.begin());
-      });
+      each_span(piece_begin(k), piece_begin(k + 1), P,
+                [&](std::size_t b, std::size_t from, std::size_t to) {
+                  const float* g = host_grads_.data + b * P;
+                  std::copy(g + from, g + to, jobs[job_ids[b]].grad.begin() + from);
+                });
       staged(t0);
     }
     check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
@@ -205,11 +208,18 @@ private:
       jobs[job_ids[b]].loss = host_loss_.data[b];
   }
 
-  // f(b) for nodes lo <= b < hi, in parallel (each writes its own memory).
-  template <class F> static void each_node(std::size_t lo, std::size_t hi, const F& f) {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(lo, hi), [&](const auto& r) {
-      for (std::size_t b = r.begin(); b != r.end(); ++b)
-        f(b);
+  // f(b, from, to) over spans [from, to) of each node b in [lo, hi)'s P floats, in
+  // parallel: spans, not whole nodes, so that a piece of a few nodes still keeps every core
+  // copying (each call writes its own memory).
+  template <class F>
+  static void each_span(std::size_t lo, std::size_t hi, std::size_t P, const F& f) {
+    constexpr std::size_t kSpan = std::size_t{1} << 16; // floats: 256 KB
+    const std::size_t spans = std::max<std::size_t>(1, (P + kSpan - 1) / kSpan);
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, (hi - lo) * spans), [&](const auto& r) {
+      for (std::size_t j = r.begin(); j != r.end(); ++j) {
+        const std::size_t from = j % spans * kSpan;
+        f(lo + j / spans, from, std::min(P, from + kSpan));
+      }
     });
   }
 
