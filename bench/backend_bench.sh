@@ -10,8 +10,10 @@
 # is the budget per point, CUDA_NODE_STEPS (default NODE_STEPS) the cuda rows' (a GPU needs
 # more steps than the CPU for its start-up to vanish in the figure); BACKENDS (default
 # 'cpu cpu-batched cuda') picks the rows. Besides the whole run's node-steps/s, each row
-# gives the backend's alone (steps / gradient_wall_seconds) and, on the device, the shares of
-# its time spent uploading, computing, downloading and staging (docs/trace-schema.md).
+# gives the backend's alone (steps / gradient_wall_seconds), the backend's share of the wall
+# time and, on the device, the shares of the backend's time spent uploading, computing,
+# downloading (device events) and staging (host copies, which overlap the bus: the four
+# shares can add up to more than 100%; docs/trace-schema.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dtsim="${1:-build/release}/apps/dtsim"
