@@ -6,6 +6,9 @@
 
 #include "cuda/mlp_batch_math.hpp"
 
+#include <limits>
+#include <string>
+
 namespace dtsim::cuda {
 
 // The largest kernel the passes take (col2im keeps a position's taps in registers).
@@ -39,6 +42,21 @@ struct ConvShape {
     return out_pixels() * patch() * static_cast<std::size_t>(n);
   }
 };
+
+// Why the passes cannot run conv `c` on minibatches of batch_size ("" when they can): a
+// kernel wider than kMaxConvKernel, or more patch rows or map positions per node than the
+// 32-bit index math and cuBLAS's int dimensions take. Checked when a device pass is made.
+inline std::string conv_shape_problem(const ConvShape& c, int batch_size) {
+  if (c.kernel < 1 || c.kernel > kMaxConvKernel)
+    return "kernel " + std::to_string(c.kernel) + " (the device passes take 1 to " +
+           std::to_string(kMaxConvKernel) + ")";
+  constexpr auto kLimit = static_cast<std::size_t>(std::numeric_limits<int>::max());
+  if (c.out_pixels() * static_cast<std::size_t>(batch_size) > kLimit ||
+      c.in_pixels() * static_cast<std::size_t>(batch_size) > kLimit)
+    return "maps of " + std::to_string(c.in_pixels()) + " pixels x batch " +
+           std::to_string(batch_size) + " exceed the device passes' 2^31 positions";
+  return "";
+}
 
 // A map of n examples as the kernels address it: example e's channel c starts at
 // b * node + e * example + c * channel (rows of `width` contiguous floats).

@@ -59,8 +59,13 @@ public:
     const std::size_t usable = total_bytes / 4 * 3;
     const std::size_t fits =
         (usable - std::min(usable, train_features.size() * sizeof(float))) / bytes_per_node();
+    // The pinned staging buffers (models up, gradients down) hold a chunk's nodes: at most
+    // kStagingBytes each, so that a huge batch pins a bounded part of the host's memory.
+    const std::size_t staged = std::max<std::size_t>(
+        1, kStagingBytes / std::max<std::size_t>(1, net_.num_params() * sizeof(float)));
     max_nodes_ = static_cast<int>(std::clamp<std::size_t>(
-        fits, 1, std::min<std::size_t>(kMaxGridY, static_cast<std::size_t>(max_nodes_per_batch))));
+        std::min(fits, staged), 1,
+        std::min<std::size_t>(kMaxGridY, static_cast<std::size_t>(max_nodes_per_batch))));
   }
 
   void compute(std::span<GradientJob> jobs) override {
@@ -92,6 +97,9 @@ private:
       c *= 2;
     c = std::min<std::size_t>(c, static_cast<std::size_t>(max_nodes_));
     const auto n = static_cast<std::size_t>(batch_size_);
+    // Zero until every buffer is the new size: a failed allocation (which frees the old one
+    // first) leaves no stale capacity for the next batch to write through.
+    capacity_ = 0;
     params_.resize(c * net_.num_params(), "cudaMalloc (node models)");
     grads_.resize(c * net_.num_params(), "cudaMalloc (gradients)");
     const std::vector<std::size_t> floats = net_.scratch_floats(batch_size_);
@@ -199,13 +207,13 @@ private:
     check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
     bus_.device_to_host_bytes +=
         static_cast<std::int64_t>(nodes * (P * sizeof(float) + sizeof(double)));
+    for (std::size_t b = 0; b < nodes; ++b)
+      jobs[job_ids[b]].loss = host_loss_.data[b];
     // Device time between the marks; the upload's includes the device waiting for pieces
     // still being staged.
     bus_.upload_seconds += seconds_between(marks_[0], marks_[1]);
     bus_.compute_seconds += seconds_between(marks_[1], marks_[2]);
     bus_.download_seconds += seconds_between(marks_[2], marks_[3]);
-    for (std::size_t b = 0; b < nodes; ++b)
-      jobs[job_ids[b]].loss = host_loss_.data[b];
   }
 
   // f(b, from, to) over spans [from, to) of each node b in [lo, hi)'s P floats, in
@@ -244,6 +252,7 @@ private:
   PinnedArray<double> host_loss_;
   std::vector<std::size_t> group_;
   static constexpr std::size_t kStagingPieces = 8;
+  static constexpr std::size_t kStagingBytes = std::size_t{2} << 30; // per direction
   CudaEvent marks_[4]; // before the upload, after it, after the kernels, after the download
   CudaEvent piece_down_[kStagingPieces];
   TransferStats bus_;

@@ -61,6 +61,9 @@ std::unique_ptr<DeviceGradients> make_device_cnn(CnnBatchShape shape,
                                                  int batch_size, int max_nodes_per_batch) {
   if (train_features.size() != static_cast<std::size_t>(shape.features()) * train_labels.size())
     throw std::invalid_argument("device CNN: the input shape does not match the training set");
+  for (const CnnStageShape& stage : shape.stages)
+    if (const std::string why = conv_shape_problem(stage.conv, batch_size); !why.empty())
+      throw std::invalid_argument("device CNN: " + why);
   if (const std::string why = device_unavailable_reason(); !why.empty())
     throw std::runtime_error(why);
   return std::make_unique<DeviceBatchRunner<CnnNetwork>>(

@@ -97,6 +97,12 @@ std::unique_ptr<DeviceGradients> make_device_resnet(ResNetBatchShape shape,
                                                     int batch_size, int max_nodes_per_batch) {
   if (train_features.size() != static_cast<std::size_t>(shape.features()) * train_labels.size())
     throw std::invalid_argument("device ResNet: the input shape does not match the training set");
+  std::vector<const ConvShape*> convs{&shape.stem};
+  for (const ResBlockShape& block : shape.blocks)
+    convs.insert(convs.end(), {&block.conv1, &block.conv2});
+  for (const ConvShape* conv : convs)
+    if (const std::string why = conv_shape_problem(*conv, batch_size); !why.empty())
+      throw std::invalid_argument("device ResNet: " + why);
   if (const std::string why = device_unavailable_reason(); !why.empty())
     throw std::runtime_error(why);
   return std::make_unique<DeviceBatchRunner<ResNetNetwork>>(ResNetNetwork{std::move(shape)},

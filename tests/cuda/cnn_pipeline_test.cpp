@@ -112,3 +112,18 @@ TEST_SUITE("cuda") {
       CHECK(d == 0.0f);
   }
 }
+
+TEST_SUITE("cuda") {
+  TEST_CASE("CUDA conv passes: kernels above 7 and maps past 2^31 positions are refused") {
+    // ConvShape{in, out, height, width, stride, offset, kernel, pad}
+    const ConvShape lenet5{1, 6, 28, 28, 1, 0, 5, 2};
+    CHECK(conv_shape_problem(lenet5, 32).empty());
+    CHECK(conv_shape_problem(ConvShape{1, 6, 28, 28, 1, 0, 7, 3}, 32).empty());
+    const std::string wide = conv_shape_problem(ConvShape{1, 6, 28, 28, 1, 0, 9, 4}, 32);
+    CHECK(wide.find("kernel 9") != std::string::npos);
+    CHECK(conv_shape_problem(ConvShape{1, 6, 28, 28, 1, 0, 0, 0}, 32).find("kernel 0") == 0);
+    // 784 positions x 2,800,000 examples > 2^31.
+    CHECK(conv_shape_problem(lenet5, 2'800'000).find("2^31") != std::string::npos);
+    CHECK(conv_shape_problem(lenet5, 2'700'000).empty());
+  }
+}
