@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Gradient backends side by side (docs/cuda.md): bench/dpsgd32.yaml (MLP 784-256-128-10,
-# synchronous D-PSGD with momentum on a ring) at several node counts, once per backend,
+# synchronous D-PSGD with momentum on a ring) at several node counts, per backend,
 # printing from each trace the node-steps per second (gradient steps / the run's
 # wall_seconds), the mean batch and the bus traffic per node-step (the one-time copy of the
 # training set included). On a machine without a GPU
@@ -9,7 +9,8 @@
 # MODEL (a YAML map, e.g. '{kind: resnet20}') replaces the MLP; NODE_STEPS (default 10,000)
 # is the budget per point, CUDA_NODE_STEPS (default NODE_STEPS) the cuda rows' (a GPU needs
 # more steps than the CPU for its start-up to vanish in the figure); BACKENDS (default
-# 'cpu cpu-batched cuda') picks the rows. Besides the whole run's node-steps/s, each row
+# 'cpu cpu-batched cuda') picks the rows; REPEATS (default 1) runs each point that many
+# times and gives mean ± sample standard deviation (n - 1) of the rates. Besides the whole run's node-steps/s, each row
 # gives the backend's alone (steps / gradient_wall_seconds), the backend's share of the wall
 # time and, on the device, the shares of the backend's time spent uploading, computing,
 # downloading (device events) and staging (host copies, which overlap the bus: the four
@@ -34,28 +35,40 @@ for n in "${nodes[@]}"; do
     budget=${NODE_STEPS:-10000}
     [ "$backend" != cuda ] || budget=${CUDA_NODE_STEPS:-$budget}
     steps=$(( budget / n > 10 ? budget / n : 10 ))
-    trace="$out/$backend-$n.h5"
-    if ! msg=$("$dtsim" run bench/dpsgd32.yaml --quiet -o "$trace" --set nodes="$n" \
-        --set stop.steps="$steps" ${MODEL:+--set "model=$MODEL"} \
-        --set model.backend="$backend" 2>&1); then
-      printf '%-12s %6s   %s\n' "$backend" "$n" "$(tail -1 <<<"$msg")"
-      continue
-    fi
-    "${PYTHON:-/usr/bin/python3}" - "$trace" "$backend" "$n" "$steps" <<'PY'
-import sys, h5py
-f = h5py.File(sys.argv[1], "r"); a = f.attrs
+    traces=()
+    for ((r = 1; r <= ${REPEATS:-1}; ++r)); do
+      trace="$out/$backend-$n-$r.h5"
+      if ! msg=$("$dtsim" run bench/dpsgd32.yaml --quiet -o "$trace" --set nodes="$n" \
+          --set stop.steps="$steps" ${MODEL:+--set "model=$MODEL"} \
+          --set model.backend="$backend" 2>&1); then
+        printf '%-12s %6s   %s\n' "$backend" "$n" "$(tail -1 <<<"$msg")"
+        continue 2
+      fi
+      traces+=("$trace")
+    done
+    "${PYTHON:-/usr/bin/python3}" - "$backend" "$n" "${traces[@]}" <<'PY'
+import statistics, sys, h5py
+backend, n, paths = sys.argv[1], sys.argv[2], sys.argv[3:]
+runs = [h5py.File(p, "r").attrs for p in paths]
+a = runs[0]
 steps = a["gradient_steps"]
-wall = a["wall_seconds"]
+def rate(x, key):
+    return x["gradient_steps"] / x[key]
+def figure(values):  # one run: the value; several: mean ± sample std (n - 1)
+    if len(values) == 1:
+        return f"{values[0]:.0f}"
+    return f"{statistics.mean(values):.0f}±{statistics.stdev(values):.0f}"
+whole = figure([rate(x, "wall_seconds") for x in runs])
+batched = "gradient_batches" in a
+# The unbatched CPU backend sums its tasks' times over the threads: no backend-only rate.
+alone = figure([rate(x, "gradient_wall_seconds") for x in runs]) if batched else "-"
+share = f"{100 * a['gradient_wall_seconds'] / a['wall_seconds']:.0f}" if batched else "-"
 mean = a.get("gradient_batch_mean", float("nan"))
 bus = (a.get("host_to_device_bytes", 0) + a.get("device_to_host_bytes", 0)) / steps / 1e6
 grad = a["gradient_wall_seconds"]
 parts = [a.get(f"device_{p}_wall_seconds", 0.0) for p in ("upload", "compute", "download", "staging")]
 split = "/".join(f"{100 * p / grad:.0f}" for p in parts) if sum(parts) > 0 else "-"
-# The unbatched CPU backend sums its tasks' times over the threads: no backend-only rate.
-batched = "gradient_batches" in a
-alone = f"{steps / grad:.0f}" if batched else "-"
-share = f"{100 * grad / wall:.0f}" if batched else "-"
-print(f"{sys.argv[2]:<12} {sys.argv[3]:>6} {int(steps):>8} {steps / wall:>14.0f} {alone:>12} {share:>9} "
+print(f"{backend:<12} {n:>6} {int(steps):>8} {whole:>14} {alone:>12} {share:>9} "
       f"{mean:>8.1f} {bus:>12.3f} {split}")
 PY
   done
