@@ -32,6 +32,25 @@ struct RunArgs {
   bool quiet = false;
 };
 
+// A batched run's backend line: its share of the wall time, the mean batch and, on a device,
+// the bus traffic per node-step and where the backend's time went (docs/cuda.md).
+void print_backend_line(const RunResult& r) {
+  const auto steps = static_cast<double>(std::max<std::int64_t>(1, r.gradient_steps));
+  const double wall = std::max(r.wall_seconds, 1e-9);
+  const double backend = std::max(r.gradient_wall_seconds, 1e-9);
+  std::printf("  gradients: %s\n    %.0f%% of the wall time, mean batch %.1f",
+              r.gradient_backend.c_str(), 100 * r.gradient_wall_seconds / wall,
+              r.gradient_batch_mean);
+  const TransferStats& b = r.bus;
+  if (b.host_to_device_bytes + b.device_to_host_bytes > 0)
+    std::printf("; bus %.2f MB per node-step; of the backend's time: upload %.0f%%, kernels "
+                "%.0f%%, download %.0f%%, host staging %.0f%% (overlapping the copies)",
+                static_cast<double>(b.host_to_device_bytes + b.device_to_host_bytes) / steps / 1e6,
+                100 * b.upload_seconds / backend, 100 * b.compute_seconds / backend,
+                100 * b.download_seconds / backend, 100 * b.staging_seconds / backend);
+  std::printf("\n");
+}
+
 RunArgs parse_run_args(const std::vector<std::string>& args) {
   RunArgs r;
   for (ArgCursor c("run", args); c.next();) {
@@ -108,6 +127,8 @@ int run_command(const std::vector<std::string>& args) {
   std::printf("  wall time: %.2f s   updates/s: %.0f   simulated/wall: %.2fx\n", r.wall_seconds,
               static_cast<double>(r.updates) / std::max(r.wall_seconds, 1e-9),
               r.sim_time_s / std::max(r.wall_seconds, 1e-9));
+  if (!r.gradient_backend.empty())
+    print_backend_line(r);
   std::printf("  trace: %s\n", plan.output_path.c_str());
   for (const std::string& w : r.warnings)
     std::fprintf(stderr, "warning: %s: %s\n", plan.name.c_str(), w.c_str());

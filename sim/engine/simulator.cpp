@@ -756,6 +756,12 @@ RunResult Simulator::run(RunHeader header) {
   r.evaluations = evaluations_;
   r.events = handled;
   r.warnings = s.warnings;
+  if (batcher_) {
+    r.gradient_backend = batcher_->backend().describe();
+    r.gradient_batch_mean = static_cast<double>(batcher_->jobs()) /
+                            static_cast<double>(std::max<std::int64_t>(1, batcher_->batches()));
+    r.bus = batcher_->backend().transfers();
+  }
   return r;
 }
 

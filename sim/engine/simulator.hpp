@@ -6,6 +6,7 @@
 #include "data/partition.hpp"
 #include "models/model.hpp"
 #include "sim/engine/algorithm.hpp"
+#include "sim/engine/batched_gradients.hpp"
 #include "sim/engine/context.hpp"
 #include "sim/engine/engine_config.hpp"
 #include "sim/engine/epoch_probe.hpp"
@@ -73,6 +74,11 @@ struct RunResult {
   std::int64_t evaluations = 0;  // /metrics rows
   std::int64_t events = 0;       // events handled by the loop
   std::vector<std::string> warnings;
+  // Batched backends only (model.backend cpu-batched or cuda; empty otherwise): where the
+  // gradients ran, the mean batch, and what crossed the bus and where the backend's time went.
+  std::string gradient_backend;
+  double gradient_batch_mean = 0;
+  TransferStats bus;
 };
 
 // The single-threaded event loop; numeric work (gradients, evaluation) runs on oneTBB.

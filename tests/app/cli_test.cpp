@@ -89,6 +89,20 @@ TEST_SUITE("app") {
     CHECK(!std::filesystem::exists(out1 + ".partial"));
   }
 
+  TEST_CASE("dtsim run: a batched run names its backend and its share of the wall time") {
+    const std::string scenario = write_file("tiny.yaml", kTiny);
+    const std::string out = temp_dir() + "/batched.h5";
+    const auto batched =
+        run_cli("run " + scenario + " -o " + out + " --set model.backend=cpu-batched");
+    REQUIRE(batched.exit_code == 0);
+    CHECK(batched.output.find("gradients: cpu-batched (") != std::string::npos);
+    CHECK(batched.output.find("% of the wall time, mean batch ") != std::string::npos);
+    CHECK(batched.output.find("bus ") == std::string::npos); // nothing crosses a bus on the CPU
+    const auto plain = run_cli("run " + scenario + " -o " + out);
+    REQUIRE(plain.exit_code == 0);
+    CHECK(plain.output.find("gradients:") == std::string::npos);
+  }
+
   TEST_CASE("dtsim validate: good and bad files, exit code 2 and one line per error") {
     CHECK(run_cli("validate " + write_file("ok.yaml", kTiny)).exit_code == 0);
     const auto bad =
