@@ -5,6 +5,7 @@
 #include "sim/core/sim_time.hpp"
 #include "sim/engine/context.hpp"
 #include "sim/engine/message.hpp"
+#include "sim/engine/resident_vectors.hpp"
 
 #include <cstdint>
 #include <span>
@@ -52,6 +53,10 @@ public:
   // after_gradient say false: their gradients then live in per-thread scratch that stays in
   // cache, instead of one buffer per node.
   virtual bool reads_gradient_after_task() const { return true; }
+  // Whether this algorithm can do its vector math on a resident backend's vectors; if so it
+  // keeps the reference and from then on its hooks queue their math there (and ignore their
+  // host spans, which are then empty or stale).
+  virtual bool attach_resident(ResidentVectors& /*vectors*/) { return false; }
   // The model whose test accuracy is the run's headline: by default the average of the
   // node models; a parameter server returns its own model.
   virtual void eval_model(const Context& ctx, std::span<float> out) const;

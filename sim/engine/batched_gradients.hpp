@@ -2,6 +2,8 @@
 // A backend that computes many nodes' minibatch gradients in one call (model.backend).
 #pragma once
 
+#include "sim/engine/resident_vectors.hpp"
+
 #include <cstdint>
 #include <span>
 #include <string>
@@ -15,6 +17,7 @@ struct GradientJob {
   std::span<const std::uint32_t> indices;
   std::span<float> grad; // out
   double loss = 0.0;     // out: the mean minibatch loss
+  int node = -1;         // whose gradient (a resident backend finds the model by it)
 };
 
 // What a backend moved between host and device memory (zero on the CPU), and where its
@@ -43,6 +46,11 @@ public:
   // The jobs' params, indices and grad spans do not overlap one another's outputs.
   virtual void compute(std::span<GradientJob> jobs) = 0;
   virtual TransferStats transfers() const { return {}; }
+  // A backend that keeps the node vectors itself (nullptr: the jobs' spans hold the data).
+  // Its jobs then have empty params and grad spans, and their gradients stay with it.
+  virtual ResidentVectors* resident() { return nullptr; }
+  // After the batch's after_gradient hooks: a resident backend runs the steps they queued.
+  virtual void finish(std::span<GradientJob> /*jobs*/) {}
 };
 
 } // namespace dtsim

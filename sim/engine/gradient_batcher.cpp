@@ -54,6 +54,7 @@ void GradientBatcher::run_pending() {
   backend_.compute(jobs_);
   const auto t2 = Clock::now();
   each([this](std::size_t i) { running_[i]->run_after_hook(jobs_[i].loss); });
+  backend_.finish(jobs_); // a resident backend runs the steps the hooks queued
   const auto t3 = Clock::now();
   ++batches_;
   jobs_run_ += static_cast<std::int64_t>(running_.size());

@@ -15,10 +15,11 @@ GradientSlot::GradientSlot(const Model& model, const Dataset& train, int batch_s
       grad_(keep_gradient ? static_cast<Eigen::Index>(model.num_params()) : 0), count_(batch_size) {
 }
 
-GradientSlot::GradientSlot(const Model& model, int batch_size, GradientBatcher& batcher)
+GradientSlot::GradientSlot(const Model& model, int batch_size, GradientBatcher& batcher,
+                           bool resident)
     : model_(model), train_(nullptr), scratch_(nullptr), batcher_(&batcher),
       indices_(static_cast<std::size_t>(batch_size)),
-      grad_(static_cast<Eigen::Index>(model.num_params())), count_(batch_size) {}
+      grad_(resident ? 0 : static_cast<Eigen::Index>(model.num_params())), count_(batch_size) {}
 
 void GradientSlot::set_count(int count) {
   DTSIM_ASSERT(!busy_, "set_count() while a gradient is in flight");
@@ -84,7 +85,9 @@ GradientJob GradientSlot::job() {
   const auto n = static_cast<std::size_t>(count_);
   return GradientJob{params_,
                      std::span<const std::uint32_t>(indices_).first(n),
-                     {grad_.data(), static_cast<std::size_t>(grad_.size())}};
+                     {grad_.data(), static_cast<std::size_t>(grad_.size())},
+                     0.0,
+                     node_};
 }
 
 void GradientSlot::run_after_hook(double loss) {

@@ -38,7 +38,8 @@ class GradientSlot {
 public:
   GradientSlot(const Model& model, const Dataset& train, int batch_size, TaskScratchPool& scratch,
                bool keep_gradient);
-  GradientSlot(const Model& model, int batch_size, GradientBatcher& batcher);
+  // Batched: `resident` when the backend keeps the models and gradients (no host gradient).
+  GradientSlot(const Model& model, int batch_size, GradientBatcher& batcher, bool resident = false);
 
   // Room for a full batch; the orderer fills the first count() entries.
   std::span<std::uint32_t> indices() { return indices_; }

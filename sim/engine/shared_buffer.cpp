@@ -46,6 +46,11 @@ int SharedBuffer::use_count() const {
   return slot_ ? slot_->refs : 0;
 }
 
+std::uint32_t SharedBuffer::id() const {
+  DTSIM_ASSERT(slot_, "empty SharedBuffer");
+  return slot_->id;
+}
+
 BufferPool::BufferPool(std::size_t floats_per_buffer)
     : size_(floats_per_buffer), storage_(std::make_shared<SharedBuffer::Storage>()) {}
 
@@ -58,6 +63,7 @@ SharedBuffer BufferPool::acquire() {
   if (st.free.empty()) {
     st.slots.push_back(std::make_unique<SharedBuffer::Slot>());
     st.slots.back()->data.resize(static_cast<Eigen::Index>(size_));
+    st.slots.back()->id = static_cast<std::uint32_t>(st.slots.size() - 1);
     st.free.push_back(st.slots.back().get());
   }
   SharedBuffer::Slot* s = st.free.back();

@@ -4,6 +4,7 @@
 
 #include "sim/core/flat_vector.hpp"
 
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <vector>
@@ -28,6 +29,9 @@ public:
   std::span<const float> view() const;
   std::span<float> data(); // requires: the only handle (not yet sent)
   int use_count() const;
+  // The buffer's slot in its pool, stable for the pool's life: how a backend that keeps the
+  // payloads itself (a resident one, whose pool holds no floats) names them.
+  std::uint32_t id() const;
 
 private:
   friend class BufferPool;
@@ -54,6 +58,7 @@ private:
 struct SharedBuffer::Slot {
   Vec data;
   int refs = 0;
+  std::uint32_t id = 0; // index in Storage::slots
 };
 
 struct SharedBuffer::Storage {

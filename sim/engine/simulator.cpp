@@ -47,8 +47,16 @@ Simulator::Simulator(const SimulationParts& parts, EngineConfig config)
     DTSIM_ASSERT(!order_->needs_per_example_grads(),
                  "batched gradients have no per-example gradients for a balancing orderer");
     batcher_ = std::make_unique<GradientBatcher>(*parts.batched, nodes_);
+    // A backend that can keep the vectors itself does so when the algorithm can queue its
+    // math there; the messages are then ids only, as in timing-only runs.
+    if (ResidentVectors* r = parts.batched->resident();
+        r != nullptr && parts.algorithm->attach_resident(*r)) {
+      resident_ = r;
+      pool_ = BufferPool(0);
+    }
     for (int i = 0; i < nodes_; ++i)
-      slots_.push_back(std::make_unique<GradientSlot>(*parts.model, config_.batch_size, *batcher_));
+      slots_.push_back(std::make_unique<GradientSlot>(*parts.model, config_.batch_size, *batcher_,
+                                                      resident_ != nullptr));
   } else if (!timing_only()) {
     task_scratch_ = std::make_unique<TaskScratchPool>(
         *parts.model, parts.train->num_features(), config_.batch_size,
@@ -88,6 +96,7 @@ Simulator::~Simulator() {
 
 std::span<float> Simulator::params(int node) {
   DTSIM_ASSERT(!computing(node), "params(node) written while its gradient is being computed");
+  DTSIM_ASSERT(!resident_, "params(node) written in a run whose backend keeps the models");
   return {node_params_.col(node).data(), dim_};
 }
 
@@ -95,7 +104,14 @@ std::span<const float> Simulator::params_view(int node) const {
   // A running task may be rewriting the model (before_gradient): read it once it is done.
   if (!timing_only())
     slots_[static_cast<std::size_t>(node)]->wait();
+  if (models_stale_)
+    pull_models();
   return {node_params_.col(node).data(), dim_};
+}
+
+void Simulator::pull_models() const {
+  resident_->pull_models({node_params_.data(), static_cast<std::size_t>(node_params_.size())});
+  models_stale_ = false;
 }
 
 bool Simulator::computing(int node) const {
@@ -148,7 +164,11 @@ bool Simulator::launch_gradient(int node) {
     return false;
   slot.set_count(count);
   slot.started = now_;
-  slot.launch({node_params_.col(node).data(), dim_}, *parts_.algorithm, *order_, node);
+  // A resident backend finds the model by the node; the mixing about to run changes it.
+  slot.launch(resident_ ? std::span<float>()
+                        : std::span<float>(node_params_.col(node).data(), dim_),
+              *parts_.algorithm, *order_, node);
+  models_stale_ = models_stale_ || resident_ != nullptr;
   push_work(now_ + slot.duration, EventKind::GradientReady, node, -1, 0);
   return true;
 }
@@ -382,6 +402,8 @@ void Simulator::measure_epoch() {
   // orderer's state while it is copied out.
   for (auto& slot : slots_)
     slot->wait();
+  if (models_stale_)
+    pull_models();
   const auto t0 = std::chrono::steady_clock::now();
   const auto completed = static_cast<std::int64_t>(std::floor(epochs()));
   epochs_measured_ = completed;
@@ -470,6 +492,8 @@ void Simulator::evaluate() {
   // Node models must be settled (before_gradient hooks done) before anyone reads them.
   for (auto& slot : slots_)
     slot->wait();
+  if (models_stale_)
+    pull_models();
   const auto t0 = std::chrono::steady_clock::now();
   last_eval_time_ = now_;
   ++evaluations_;
@@ -648,7 +672,8 @@ RunSummary Simulator::summary() const {
          {"device_upload_wall_seconds", bus.upload_seconds},
          {"device_compute_wall_seconds", bus.compute_seconds},
          {"device_download_wall_seconds", bus.download_seconds},
-         {"device_staging_wall_seconds", bus.staging_seconds}});
+         {"device_staging_wall_seconds", bus.staging_seconds},
+         {"resident_vectors", resident_ ? 1.0 : 0.0}});
   }
   if (probe_)
     s.number_attributes.emplace_back("memory_epoch_probe_bytes",
@@ -689,6 +714,8 @@ RunResult Simulator::run(RunHeader header) {
     parts_.model->init({node_params_.col(0).data(), dim_}, init);
     for (int i = 1; i < nodes_; ++i)
       node_params_.col(i) = node_params_.col(0);
+    if (resident_)
+      resident_->push_models({node_params_.data(), static_cast<std::size_t>(node_params_.size())});
   }
   // Row 0: the initial model.
   queue_.push(SimTime(), EventKind::Evaluation, -1, -1,

@@ -169,7 +169,12 @@ private:
   EngineConfig config_;
   int nodes_;
   std::size_t dim_;
-  Eigen::MatrixXf node_params_;                      // dim x nodes: all models contiguous
+  // dim x nodes: all models contiguous. With a resident backend, a copy of its models that
+  // is refreshed (pull_models) before anything on the host reads it.
+  mutable Eigen::MatrixXf node_params_;
+  ResidentVectors* resident_ = nullptr; // the backend keeps the models and messages
+  mutable bool models_stale_ = false;   // resident: a batch changed them since the last pull
+  void pull_models() const;
   std::unique_ptr<TaskScratchPool> task_scratch_;    // null when timing-only or batched
   std::unique_ptr<GradientBatcher> batcher_;         // batched gradients only
   std::vector<std::unique_ptr<GradientSlot>> slots_; // empty when timing-only

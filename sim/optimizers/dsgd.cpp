@@ -56,7 +56,19 @@ std::size_t Dsgd::state_bytes() const {
   return bytes;
 }
 
+bool Dsgd::attach_resident(ResidentVectors& vectors) {
+  if (!adapt_then_combine_ || async())
+    return false;
+  vectors.set_local_update(update_.rule());
+  set_resident(vectors);
+  return true;
+}
+
 void Dsgd::local_step(int node, std::span<const float> x, std::span<float> grad) {
+  if (adapt_then_combine_ && resident()) {
+    resident()->local_step(node, outgoing_id(node), step_lr(node));
+    return;
+  }
   if (adapt_then_combine_) {
     update_.step(node, grad, x, step_lr(node), outgoing(node, 0));
   } else {
@@ -67,6 +79,10 @@ void Dsgd::local_step(int node, std::span<const float> x, std::span<float> grad)
 }
 
 void Dsgd::combine(int node, std::span<float> x) {
+  if (adapt_then_combine_ && resident()) {
+    queue_mix(node);
+    return;
+  }
   if (adapt_then_combine_) {
     mix(node, 0, sent(node, 0), x);
     return;

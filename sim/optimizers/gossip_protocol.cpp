@@ -3,6 +3,7 @@
 #include "sim/optimizers/gossip_protocol.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/optimizers/weighted_sum.hpp"
 #include "topologies/static_mixing.hpp"
 
 #include <algorithm>
@@ -38,6 +39,7 @@ GossipProtocol::GossipProtocol(const Params& p, const AlgorithmSetup& setup, con
   for (int i = 0; i < setup.nodes; ++i) {
     Node& s = nodes_[index(i)];
     s.mix_in.resize(max_degree);
+    s.mix_ids.resize(max_degree);
     s.mix_w.resize(max_degree);
     if (async_) {
       const std::size_t deg = topology_.neighbors(i).size();
@@ -93,16 +95,22 @@ std::span<const float> GossipProtocol::sent(int node, int k) const {
 void GossipProtocol::mix_range(int node, int k, std::span<const float> self, std::size_t first,
                                std::size_t len, float* dst) const {
   const Node& s = nodes_[index(node)];
-  const auto n = static_cast<Eigen::Index>(len);
-  VecMap out(dst, n);
-  const float* own = self.data() + first;
-  if (own == dst)
-    out *= s.mix_self_w;
-  else
-    out = s.mix_self_w * ConstVecMap(own, n);
   const std::size_t offset = static_cast<std::size_t>(k) * dim_ + first;
-  for (int c = 0; c < s.mix_count; ++c)
-    out += s.mix_w[index(c)] * ConstVecMap(s.mix_in[index(c)].view().data() + offset, n);
+  weighted_sum(
+      s.mix_self_w, self.data() + first,
+      std::span<const float>(s.mix_w).first(static_cast<std::size_t>(s.mix_count)),
+      [&](std::size_t c) { return s.mix_in[c].view().data() + offset; }, len, dst);
+}
+
+void GossipProtocol::queue_mix(int node) {
+  Node& s = nodes_[index(node)];
+  DTSIM_ASSERT(resident_ && s.mix_self, "queue_mix() needs a resident backend and keep_sent");
+  const auto count = static_cast<std::size_t>(s.mix_count);
+  for (std::size_t c = 0; c < count; ++c)
+    s.mix_ids[c] = s.mix_in[c].id();
+  resident_->mix_into_model(node, s.mix_self.id(), s.mix_self_w,
+                            std::span<const std::uint32_t>(s.mix_ids).first(count),
+                            std::span<const float>(s.mix_w).first(count));
 }
 
 void GossipProtocol::start(Context& ctx) {

@@ -101,6 +101,14 @@ protected:
     for (std::size_t first = 0; first < dim_; first += kBlock)
       mix_range(node, k, self, first, std::min(kBlock, dim_ - first), dst.data() + first);
   }
+  // --- a resident backend (ResidentVectors) instead of host vectors ---
+  // From attach_resident: the hooks then queue their math there instead of doing it.
+  void set_resident(ResidentVectors& vectors) { resident_ = &vectors; }
+  ResidentVectors* resident() const { return resident_; }
+  // mix(node, 0, sent(node, 0), x) as the resident backend's mix_into_model.
+  void queue_mix(int node);
+  // The id of the message the node fills in the step in progress (outgoing(node, 0)).
+  std::uint32_t outgoing_id(int node) const { return nodes_[index(node)].out.id(); }
   // 0-based index of the step whose local_step runs (in combine: the step about to start).
   std::int64_t task_step(int node) const { return nodes_[index(node)].task_step; }
   float step_lr(int node) const { return nodes_[index(node)].lr; }      // of task_step
@@ -134,6 +142,7 @@ private:
     bool mix_pending = false;
     SharedBuffer mix_self;
     std::vector<SharedBuffer> mix_in;
+    std::vector<std::uint32_t> mix_ids; // resident: mix_in's ids, filled by queue_mix
     std::vector<float> mix_w;
     float mix_self_w = 1;
     int mix_count = 0;
@@ -161,6 +170,7 @@ private:
   std::size_t wire_dim_;
   std::unique_ptr<BufferPool> pool_; // messages of more than one vector
   std::vector<Node> nodes_;
+  ResidentVectors* resident_ = nullptr;
 };
 
 } // namespace dtsim

@@ -35,23 +35,32 @@ void LocalUpdate::direction(int node, std::span<const float> grad, std::span<con
 
 void LocalUpdate::step(int node, std::span<const float> grad, std::span<const float> x, float lr,
                        std::span<float> out) {
+  step(rule(), grad, x, lr,
+       beta_ > 0 ? std::span<float>(m_[static_cast<std::size_t>(node)].data(), out.size())
+                 : std::span<float>(),
+       out);
+}
+
+void LocalUpdate::step(const ResidentVectors::LocalUpdateRule& rule, std::span<const float> grad,
+                       std::span<const float> x, float lr, std::span<float> m_all,
+                       std::span<float> out) {
   // Blocked so that each block of g, x and m is read once from memory: the whole step is
   // bandwidth-bound (it touches every parameter a few times and does 2-4 flops on each).
   constexpr std::size_t kBlock = 2048;
-  float* m_all = beta_ > 0 ? m_[static_cast<std::size_t>(node)].data() : nullptr;
+  const float beta = rule.momentum, weight_decay = rule.weight_decay;
   for (std::size_t first = 0; first < out.size(); first += kBlock) {
     const std::size_t len = std::min(kBlock, out.size() - first);
     const auto g = as_vec(grad.subspan(first, len));
     const auto xb = as_vec(x.subspan(first, len));
     auto o = as_vec(out.subspan(first, len));
-    if (beta_ == 0) {
-      o = xb - lr * (g + weight_decay_ * xb);
+    if (beta == 0) {
+      o = xb - lr * (g + weight_decay * xb);
       continue;
     }
-    VecMap m(m_all + first, static_cast<Eigen::Index>(len));
-    m = beta_ * m + g + weight_decay_ * xb;
-    if (nesterov_)
-      o = xb - lr * (g + weight_decay_ * xb + beta_ * m);
+    auto m = as_vec(m_all.subspan(first, len));
+    m = beta * m + g + weight_decay * xb;
+    if (rule.nesterov)
+      o = xb - lr * (g + weight_decay * xb + beta * m);
     else
       o = xb - lr * m;
   }

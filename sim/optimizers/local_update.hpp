@@ -4,6 +4,7 @@
 
 #include "sim/core/flat_vector.hpp"
 #include "sim/core/params.hpp"
+#include "sim/engine/resident_vectors.hpp"
 
 #include <span>
 #include <vector>
@@ -38,6 +39,12 @@ public:
   std::size_t state_bytes() const;
   double momentum() const { return beta_text_; }
   bool nesterov() const { return nesterov_; }
+  ResidentVectors::LocalUpdateRule rule() const { return {beta_, weight_decay_, nesterov_}; }
+  // step()'s math on caller-owned vectors (m may be empty when rule.momentum is 0): the one
+  // definition that a resident backend on the host runs too, so that its results are the
+  // same bits.
+  static void step(const ResidentVectors::LocalUpdateRule& rule, std::span<const float> grad,
+                   std::span<const float> x, float lr, std::span<float> m, std::span<float> out);
 
 private:
   float beta_ = 0;

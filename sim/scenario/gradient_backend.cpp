@@ -5,6 +5,7 @@
 #include "cuda/cuda_backend.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/engine/cpu_batched_gradients.hpp"
+#include "sim/optimizers/cpu_resident_gradients.hpp"
 
 #include <stdexcept>
 
@@ -12,10 +13,10 @@ namespace dtsim {
 
 std::unique_ptr<BatchedGradients> make_gradient_backend(const Params& model_section,
                                                         const Model& model, const Dataset& train,
-                                                        int batch_size, const ExampleOrder& order,
-                                                        BackendUse use) {
+                                                        int batch_size, int nodes,
+                                                        const ExampleOrder& order, BackendUse use) {
   const std::string backend =
-      model_section.choice("backend", "cpu", {"cpu", "cpu-batched", "cuda"});
+      model_section.choice("backend", "cpu", {"cpu", "cpu-batched", "cpu-resident", "cuda"});
   if (backend == "cpu")
     return nullptr;
   if (order.needs_per_example_grads())
@@ -38,6 +39,8 @@ std::unique_ptr<BatchedGradients> make_gradient_backend(const Params& model_sect
     return nullptr;
   if (backend == "cpu-batched")
     return std::make_unique<CpuBatchedGradients>(model, train, batch_size);
+  if (backend == "cpu-resident")
+    return std::make_unique<CpuResidentGradients>(model, train, batch_size, nodes);
   try {
     return cuda::make_gradients(model, train, batch_size);
   } catch (const std::runtime_error& e) {

@@ -18,13 +18,14 @@ enum class BackendUse { check, check_device, run };
 
 // Reads `backend` from the model section: cpu (one oneTBB task per node, the default),
 // cpu-batched (the batched executor on the CPU: the GPU backend's reference, same results
-// as cpu) or cuda (batches on a GPU; softmax, mlp and resnet20). Returns the batched backend for
-// BackendUse::run, else null. Refuses with ConfigError naming the key: a model or example
-// order the backend cannot run and, unless only checking, a build without CUDA or a machine
-// without a usable device.
+// as cpu), cpu-resident (cpu-batched keeping the models, momenta and messages itself: the
+// reference of a resident device backend, same results again) or cuda (batches on a GPU; softmax,
+// mlp and resnet20). Returns the batched backend for BackendUse::run, else null. Refuses with
+// ConfigError naming the key: a model or example order the backend cannot run and, unless only
+// checking, a build without CUDA or a machine without a usable device.
 std::unique_ptr<BatchedGradients> make_gradient_backend(const Params& model_section,
                                                         const Model& model, const Dataset& train,
-                                                        int batch_size, const ExampleOrder& order,
-                                                        BackendUse use);
+                                                        int batch_size, int nodes,
+                                                        const ExampleOrder& order, BackendUse use);
 
 } // namespace dtsim

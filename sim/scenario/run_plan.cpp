@@ -134,8 +134,8 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
         make_order(data.child("order"), OrderSetup{nodes, plan.engine.batch_size, plan.seed,
                                                    &plan.partition, plan.model.get()});
     // Checked here, in key order; a device backend is made last, once everything else holds.
-    make_gradient_backend(model, *plan.model, plan.data->train, plan.engine.batch_size, *plan.order,
-                          BackendUse::check);
+    make_gradient_backend(model, *plan.model, plan.data->train, plan.engine.batch_size, nodes,
+                          *plan.order, BackendUse::check);
     plan.backend = model.text("backend", "cpu");
   }
   const double dim = plan.model ? static_cast<double>(plan.model->num_params()) : 0.0;
@@ -206,11 +206,12 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
   root.reject_unused();
   plan.resolved_yaml = to_yaml(*tree);
   if (use == PlanUse::run && plan.model)
-    plan.batched = make_gradient_backend(model, *plan.model, plan.data->train,
-                                         plan.engine.batch_size, *plan.order, BackendUse::run);
+    plan.batched =
+        make_gradient_backend(model, *plan.model, plan.data->train, plan.engine.batch_size,
+                              plan.topology->size(), *plan.order, BackendUse::run);
   else if (use == PlanUse::check_here && plan.model)
-    make_gradient_backend(model, *plan.model, plan.data->train, plan.engine.batch_size, *plan.order,
-                          BackendUse::check_device);
+    make_gradient_backend(model, *plan.model, plan.data->train, plan.engine.batch_size,
+                          plan.topology->size(), *plan.order, BackendUse::check_device);
   return plan;
 }
 

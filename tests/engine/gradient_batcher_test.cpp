@@ -92,6 +92,36 @@ TEST_SUITE("engine") {
     }
   }
 
+  TEST_CASE("Resident vectors: cpu-resident runs write cpu-batched's traces") {
+    // Synchronous adapt-then-combine D-PSGD keeps its models, momenta and messages in the
+    // backend (with and without momentum, Nesterov, weight decay, a time-varying schedule);
+    // the others cannot and run as cpu-batched. 1 and 2 threads.
+    struct Case {
+      const char* algorithm;
+      std::vector<std::string> sets;
+      bool resident;
+    };
+    const std::vector<Case> cases = {
+        {"{name: dsgd, lr: 0.1, momentum: 0.9}", {}, true},
+        {"{name: dsgd, lr: 0.1}", {}, true},
+        {"{name: dsgdm-n, lr: 0.1, weight_decay: 0.001}", {}, true},
+        {"{name: dsgd, lr: 0.1, momentum: 0.9}", {"topology.kind=one_peer_exponential"}, true},
+        {"{name: dsgdm, lr: 0.1, mode: async}", {}, false},
+        {"{name: dsgd, lr: 0.1, order: combine_then_adapt}", {}, false},
+        {"{name: choco-sgd, lr: 0.1, compressor: {kind: topk, ratio: 0.25}}", {}, false}};
+    for (const Case& c : cases) {
+      CAPTURE(c.algorithm);
+      CAPTURE(c.sets.size());
+      const MemoryTraceSink reference = run(c.algorithm, "cpu-batched", 2, c.sets);
+      CHECK(attribute(reference, "resident_vectors") == 0);
+      for (int threads : {1, 2}) {
+        const MemoryTraceSink resident = run(c.algorithm, "cpu-resident", threads, c.sets);
+        CHECK(attribute(resident, "resident_vectors") == (c.resident ? 1 : 0));
+        check_same_run(reference, resident);
+      }
+    }
+  }
+
   TEST_CASE("Batched gradients: a synchronous round is one batch of every node") {
     // Constant compute times and no stragglers: all 8 nodes start each round together.
     const std::vector<std::string> sets = {"system.compute={dist: constant, mean_s: 0.01}"};

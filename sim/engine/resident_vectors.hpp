@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+// A batched backend that keeps the node models, the algorithm's per-node vectors and the
+// gossip messages in its own memory (a GPU's for backend: cuda), so that none of them
+// crosses to the host per step: the algorithm's hooks then describe their vector math
+// instead of doing it on host spans, and the engine's message pool holds only ids.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace dtsim {
+
+class ResidentVectors {
+public:
+  virtual ~ResidentVectors() = default;
+
+  // The local update every node applies (LocalUpdate's keys): u = g + wd x; with momentum
+  // m = momentum m + u, then u = m, or u + momentum m (Nesterov).
+  struct LocalUpdateRule {
+    float momentum = 0;
+    float weight_decay = 0;
+    bool nesterov = false;
+  };
+  virtual void set_local_update(const LocalUpdateRule& rule) = 0;
+
+  // Called from node's before_gradient hook (hooks of a batch run in parallel, one node
+  // each), run before node's gradient: node's model = self_w * message[self_id] +
+  // sum_c in_w[c] * message[in_ids[c]], summed in that order.
+  virtual void mix_into_model(int node, std::uint32_t self_id, float self_w,
+                              std::span<const std::uint32_t> in_ids,
+                              std::span<const float> in_w) = 0;
+  // Called from node's after_gradient hook, run after the batch's gradients: the local
+  // update of node's model with its gradient, and message[out_id] = model - lr * u.
+  virtual void local_step(int node, std::uint32_t out_id, float lr) = 0;
+
+  // The engine's copy of the models (one column of dim floats per node) to and from here.
+  virtual void push_models(std::span<const float> models) = 0;
+  virtual void pull_models(std::span<float> models) = 0;
+};
+
+} // namespace dtsim

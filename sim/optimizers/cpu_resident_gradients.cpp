@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+// The resident backend on the CPU: queued mixing, gradients, queued local steps.
+#include "sim/optimizers/cpu_resident_gradients.hpp"
+
+#include "sim/core/errors.hpp"
+#include "sim/optimizers/gossip_protocol.hpp"
+#include "sim/optimizers/local_update.hpp"
+#include "sim/optimizers/weighted_sum.hpp"
+
+#include <algorithm>
+#include <tbb/parallel_for.h>
+
+namespace dtsim {
+
+CpuResidentGradients::CpuResidentGradients(const Model& model, const Dataset& train, int batch_size,
+                                           int nodes)
+    : model_(model), dim_(model.num_params()), gradients_(model, train, batch_size),
+      models_(static_cast<Eigen::Index>(dim_), nodes),
+      grads_(static_cast<std::size_t>(nodes), Vec(static_cast<Eigen::Index>(dim_))),
+      mixes_(static_cast<std::size_t>(nodes)), steps_(static_cast<std::size_t>(nodes)) {
+  jobs_.reserve(static_cast<std::size_t>(nodes));
+}
+
+std::string CpuResidentGradients::describe() const {
+  return "cpu-resident (" + model_.describe() + ")";
+}
+
+std::span<float> CpuResidentGradients::model(int node) {
+  return {models_.col(node).data(), dim_};
+}
+
+Vec& CpuResidentGradients::message(std::uint32_t id) {
+  while (messages_.size() <= id)
+    messages_.emplace_back(static_cast<Eigen::Index>(dim_));
+  return messages_[id];
+}
+
+void CpuResidentGradients::mix_into_model(int node, std::uint32_t self_id, float self_w,
+                                          std::span<const std::uint32_t> in_ids,
+                                          std::span<const float> in_w) {
+  Mix& m = mixes_[static_cast<std::size_t>(node)];
+  m.queued = true;
+  m.self = self_id;
+  m.self_w = self_w;
+  m.ids.assign(in_ids.begin(), in_ids.end()); // capacity kept: no allocation after the first
+  m.w.assign(in_w.begin(), in_w.end());
+}
+
+void CpuResidentGradients::local_step(int node, std::uint32_t out_id, float lr) {
+  steps_[static_cast<std::size_t>(node)] = Step{true, out_id, lr};
+}
+
+void CpuResidentGradients::push_models(std::span<const float> models) {
+  DTSIM_ASSERT(models.size() == static_cast<std::size_t>(models_.size()), "push_models: size");
+  std::copy(models.begin(), models.end(), models_.data());
+  if (rule_.momentum > 0 && momenta_.empty())
+    momenta_.assign(grads_.size(), Vec::Zero(static_cast<Eigen::Index>(dim_)));
+}
+
+void CpuResidentGradients::pull_models(std::span<float> models) {
+  DTSIM_ASSERT(models.size() == static_cast<std::size_t>(models_.size()), "pull_models: size");
+  std::copy(models_.data(), models_.data() + models_.size(), models.begin());
+}
+
+// GossipProtocol::mix's blocks, so that every element takes the same instructions.
+void CpuResidentGradients::run_mix(int node) {
+  Mix& m = mixes_[static_cast<std::size_t>(node)];
+  m.queued = false;
+  const float* self = messages_[m.self].data();
+  float* dst = model(node).data();
+  constexpr std::size_t kBlock = GossipProtocol::kBlock;
+  for (std::size_t first = 0; first < dim_; first += kBlock)
+    weighted_sum(
+        m.self_w, self + first, m.w,
+        [&](std::size_t c) { return messages_[m.ids[c]].data() + first; },
+        std::min(kBlock, dim_ - first), dst + first);
+}
+
+void CpuResidentGradients::compute(std::span<GradientJob> jobs) {
+  if (jobs.empty() || !jobs.front().params.empty()) { // not resident: plain cpu-batched
+    gradients_.compute(jobs);
+    return;
+  }
+  const auto each = [&jobs](auto&& body) {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, jobs.size(), 1),
+                      [&](const tbb::blocked_range<std::size_t>& r) {
+                        for (std::size_t j = r.begin(); j != r.end(); ++j)
+                          body(jobs[j].node);
+                      });
+  };
+  each([this](int node) {
+    if (mixes_[static_cast<std::size_t>(node)].queued)
+      run_mix(node);
+  });
+  jobs_.clear();
+  for (const GradientJob& job : jobs) {
+    Vec& g = grads_[static_cast<std::size_t>(job.node)];
+    jobs_.push_back({model(job.node), job.indices, {g.data(), dim_}, 0.0, job.node});
+  }
+  gradients_.compute(jobs_);
+  for (std::size_t j = 0; j < jobs.size(); ++j)
+    jobs[j].loss = jobs_[j].loss;
+}
+
+void CpuResidentGradients::finish(std::span<GradientJob> jobs) {
+  // The messages the steps write, made here (on the engine thread) before the parallel part.
+  for (const GradientJob& job : jobs)
+    if (const Step& s = steps_[static_cast<std::size_t>(job.node)]; s.queued)
+      message(s.out);
+  tbb::parallel_for(
+      tbb::blocked_range<std::size_t>(0, jobs.size(), 1),
+      [&](const tbb::blocked_range<std::size_t>& r) {
+        for (std::size_t j = r.begin(); j != r.end(); ++j) {
+          const int node = jobs[j].node;
+          Step& s = steps_[static_cast<std::size_t>(node)];
+          if (!s.queued)
+            continue;
+          s.queued = false;
+          Vec& g = grads_[static_cast<std::size_t>(node)];
+          Vec& out = messages_[s.out];
+          const std::span<float> m =
+              momenta_.empty()
+                  ? std::span<float>()
+                  : std::span<float>(momenta_[static_cast<std::size_t>(node)].data(), dim_);
+          LocalUpdate::step(rule_, {g.data(), dim_}, model(node), s.lr, m, {out.data(), dim_});
+        }
+      });
+}
+
+} // namespace dtsim

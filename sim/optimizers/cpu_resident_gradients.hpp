@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+// The resident backend on the CPU (model.backend: cpu-resident): the reference for a device
+// that keeps the node models, momenta and messages itself.
+#pragma once
+
+#include "data/dataset.hpp"
+#include "models/model.hpp"
+#include "sim/core/flat_vector.hpp"
+#include "sim/engine/batched_gradients.hpp"
+#include "sim/engine/cpu_batched_gradients.hpp"
+
+#include <string>
+#include <vector>
+
+namespace dtsim {
+
+// Keeps every node's model, momentum, gradient and every gossip message in its own host
+// memory and runs the queued mixing and local steps with the algorithms' own code
+// (weighted_sum, LocalUpdate::step) and the gradients with cpu-batched's: a run on it must
+// write the trace of `cpu-batched` bit for bit, which tests the engine's resident path (ids
+// for messages, models pulled before they are read) on every machine. An algorithm that
+// cannot queue its math here (attach_resident) gets it as plain cpu-batched.
+class CpuResidentGradients final : public BatchedGradients, public ResidentVectors {
+public:
+  CpuResidentGradients(const Model& model, const Dataset& train, int batch_size, int nodes);
+  std::string describe() const override;
+  void compute(std::span<GradientJob> jobs) override;
+  void finish(std::span<GradientJob> jobs) override;
+  ResidentVectors* resident() override { return this; }
+
+  void set_local_update(const LocalUpdateRule& rule) override { rule_ = rule; }
+  void mix_into_model(int node, std::uint32_t self_id, float self_w,
+                      std::span<const std::uint32_t> in_ids, std::span<const float> in_w) override;
+  void local_step(int node, std::uint32_t out_id, float lr) override;
+  void push_models(std::span<const float> models) override;
+  void pull_models(std::span<float> models) override;
+
+private:
+  struct Mix { // queued by a before_gradient hook
+    bool queued = false;
+    std::uint32_t self = 0;
+    float self_w = 1;
+    std::vector<std::uint32_t> ids;
+    std::vector<float> w;
+  };
+  struct Step { // queued by an after_gradient hook
+    bool queued = false;
+    std::uint32_t out = 0;
+    float lr = 0;
+  };
+  std::span<float> model(int node);
+  Vec& message(std::uint32_t id); // grows the store: engine thread only
+  void run_mix(int node);
+
+  const Model& model_;
+  std::size_t dim_;
+  CpuBatchedGradients gradients_;
+  Eigen::MatrixXf models_; // dim x nodes, laid out as the engine's own
+  std::vector<Vec> momenta_, grads_, messages_;
+  std::vector<Mix> mixes_;
+  std::vector<Step> steps_;
+  std::vector<GradientJob> jobs_; // the batch's jobs on this memory
+  LocalUpdateRule rule_;
+};
+
+} // namespace dtsim
