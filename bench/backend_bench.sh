@@ -33,7 +33,7 @@ for n in "${nodes[@]}"; do
   # About NODE_STEPS node-steps per point (at least 10 rounds), evaluation only at the ends.
   for backend in ${BACKENDS:-cpu cpu-batched cuda}; do
     budget=${NODE_STEPS:-10000}
-    [ "$backend" != cuda ] || budget=${CUDA_NODE_STEPS:-$budget}
+    [[ "$backend" != cuda* ]] || budget=${CUDA_NODE_STEPS:-$budget}
     steps=$(( budget / n > 10 ? budget / n : 10 ))
     traces=()
     for ((r = 1; r <= ${REPEATS:-1}; ++r)); do

@@ -17,11 +17,13 @@ public:
       : model_description_(std::move(model_description)), device_(std::move(device)) {}
 
   std::string describe() const override {
-    return "cuda on " + device_->device_name() + " (" + model_description_ +
-           "; cuBLAS strided-batched FP32)";
+    return std::string(device_->resident() ? "cuda-resident" : "cuda") + " on " +
+           device_->device_name() + " (" + model_description_ + "; cuBLAS strided-batched FP32)";
   }
   void compute(std::span<GradientJob> jobs) override { device_->compute(jobs); }
   TransferStats transfers() const override { return device_->transfers(); }
+  ResidentVectors* resident() override { return device_->resident(); }
+  void finish(std::span<GradientJob> jobs) override { device_->finish(jobs); }
 
 private:
   std::string model_description_;
@@ -39,16 +41,19 @@ std::string unavailable_reason() {
 }
 
 std::unique_ptr<BatchedGradients> make_gradients(const Model& model, const Dataset& train,
-                                                 int batch_size) {
+                                                 int batch_size, int resident_nodes) {
   const std::span<const float> features{train.features.data(),
                                         static_cast<std::size_t>(train.features.size())};
   std::unique_ptr<DeviceGradients> device;
   if (const auto* mlp = dynamic_cast<const Mlp*>(&model))
-    device = make_device_mlp(mlp_widths(*mlp), features, train.labels, batch_size);
+    device = make_device_mlp(mlp_widths(*mlp), features, train.labels, batch_size, 65535,
+                             resident_nodes);
   else if (const auto* cnn = dynamic_cast<const Cnn*>(&model))
-    device = make_device_cnn(cnn_batch_shape(*cnn), features, train.labels, batch_size);
+    device = make_device_cnn(cnn_batch_shape(*cnn), features, train.labels, batch_size, 65535,
+                             resident_nodes);
   else if (const auto* resnet = dynamic_cast<const ResNet*>(&model))
-    device = make_device_resnet(resnet_batch_shape(*resnet), features, train.labels, batch_size);
+    device = make_device_resnet(resnet_batch_shape(*resnet), features, train.labels, batch_size,
+                                65535, resident_nodes);
   else
     throw std::invalid_argument("backend cuda does not run " + model.describe());
   return std::make_unique<CudaGradients>(model.describe(), std::move(device));

@@ -6,10 +6,12 @@
 
 #include "cuda/device_gradients.hpp"
 #include "cuda/device_memory.cuh"
+#include "cuda/device_resident_store.cuh"
 #include "cuda/job_groups.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <vector>
@@ -23,7 +25,7 @@ template <class Network> class DeviceBatchRunner final : public DeviceGradients 
 public:
   DeviceBatchRunner(Network network, std::span<const float> train_features,
                     std::span<const std::int32_t> train_labels, int batch_size,
-                    int max_nodes_per_batch)
+                    int max_nodes_per_batch, int resident_nodes)
       : net_(std::move(network)), batch_size_(batch_size), blas_(stream_.stream) {
     if (batch_size < 1 || max_nodes_per_batch < 1 || train_labels.empty() ||
         train_features.size() % train_labels.size() != 0)
@@ -56,7 +58,14 @@ public:
     // most max_nodes_per_batch (the kernels index nodes by blockIdx.y).
     std::size_t free_bytes = 0, total_bytes = 0;
     check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-    const std::size_t usable = total_bytes / 4 * 3;
+    std::size_t usable = total_bytes / 4 * 3;
+    if (resident_nodes > 0) {
+      // Made first: the chunks get what the resident vectors leave.
+      store_ = std::make_unique<DeviceResidentStore>(resident_nodes, net_.num_params(),
+                                                     stream_.stream, bus_);
+      usable -= std::min(usable, static_cast<std::size_t>(resident_nodes) *
+                                     DeviceResidentStore::bytes_per_node(net_.num_params()));
+    }
     const std::size_t fits =
         (usable - std::min(usable, train_features.size() * sizeof(float))) / bytes_per_node();
     // The pinned staging buffers (models up, gradients down) hold a chunk's nodes: at most
@@ -69,6 +78,8 @@ public:
   }
 
   void compute(std::span<GradientJob> jobs) override {
+    if (resident_jobs(jobs))
+      guarded([&] { store_->run_mixes(jobs); });
     for_each_job_chunk(
         jobs, batch_size_, group_,
         [this](std::size_t nodes) {
@@ -80,6 +91,11 @@ public:
 
   TransferStats transfers() const override { return bus_; }
   std::string device_name() const override { return name_; }
+  ResidentVectors* resident() override { return store_.get(); }
+  void finish(std::span<GradientJob> jobs) override {
+    if (resident_jobs(jobs))
+      guarded([&] { store_->run_steps(jobs); });
+  }
 
 private:
   std::size_t bytes_per_node() const {
@@ -120,13 +136,66 @@ private:
   // Jobs job_ids[0..count) all have batch size n; count <= capacity_. A failure leaves no
   // copy or kernel in flight (the next batch reuses the buffers).
   void run(std::span<GradientJob> jobs, const std::size_t* job_ids, int count, int n) {
+    guarded([&] {
+      if (resident_jobs(jobs))
+        run_resident(jobs, job_ids, count, n);
+      else
+        run_unguarded(jobs, job_ids, count, n);
+    });
+  }
+
+  // f(), leaving no copy or kernel in flight if it throws.
+  template <class F> void guarded(const F& f) {
     try {
-      run_unguarded(jobs, job_ids, count, n);
+      f();
     } catch (...) {
       cudaStreamSynchronize(stream_.stream);
       cudaGetLastError();
       throw;
     }
+  }
+
+  // Jobs of an algorithm that attached to the store: no host model or gradient spans.
+  bool resident_jobs(std::span<const GradientJob> jobs) const {
+    return store_ && !jobs.empty() && jobs.front().params.empty();
+  }
+
+  // A chunk whose models and gradients stay on the device: indices up, the models gathered
+  // into the pass's rows, the gradients scattered back to the nodes' rows, losses down.
+  void run_resident(std::span<GradientJob> jobs, const std::size_t* job_ids, int count, int n) {
+    const auto nodes = static_cast<std::size_t>(count);
+    const cudaStream_t s = stream_.stream;
+    for (std::size_t b = 0; b < nodes; ++b) {
+      const GradientJob& job = jobs[job_ids[b]];
+      if (std::any_of(job.indices.begin(), job.indices.end(),
+                      [this](std::uint32_t i) { return i >= examples_; }))
+        throw std::invalid_argument("device gradients: a job's minibatch indices do not fit");
+      std::copy(job.indices.begin(), job.indices.end(), host_idx_.data + b * n);
+    }
+    check(cudaEventRecord(marks_[0].event, s), "cudaEventRecord");
+    check(cudaMemcpyAsync(idx_.data, host_idx_.data, nodes * n * sizeof(std::uint32_t),
+                          cudaMemcpyHostToDevice, s),
+          "cudaMemcpyAsync (indices)");
+    store_->gather(jobs, job_ids, count, params_.data);
+    check(cudaEventRecord(marks_[1].event, s), "cudaEventRecord");
+    bus_.host_to_device_bytes += static_cast<std::int64_t>(nodes * n * sizeof(std::uint32_t));
+    const BatchCommon common{train_.data, labels_.data,      params_.data, grads_.data,
+                             idx_.data,   column_loss_.data, loss_.data};
+    net_.run(blas_.blas, s, common, scratch_pointers_.data(), count, n);
+    store_->scatter(count, grads_.data);
+    check(cudaGetLastError(), "kernel launch");
+    check(cudaEventRecord(marks_[2].event, s), "cudaEventRecord");
+    check(cudaMemcpyAsync(host_loss_.data, loss_.data, nodes * sizeof(double),
+                          cudaMemcpyDeviceToHost, s),
+          "cudaMemcpyAsync (losses)");
+    check(cudaEventRecord(marks_[3].event, s), "cudaEventRecord");
+    check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+    bus_.device_to_host_bytes += static_cast<std::int64_t>(nodes * sizeof(double));
+    for (std::size_t b = 0; b < nodes; ++b)
+      jobs[job_ids[b]].loss = host_loss_.data[b];
+    bus_.upload_seconds += seconds_between(marks_[0], marks_[1]);
+    bus_.compute_seconds += seconds_between(marks_[1], marks_[2]);
+    bus_.download_seconds += seconds_between(marks_[2], marks_[3]);
   }
 
   void run_unguarded(std::span<GradientJob> jobs, const std::size_t* job_ids, int count, int n) {
@@ -254,6 +323,7 @@ private:
   static constexpr std::size_t kStagingPieces = 8;
   static constexpr std::size_t kStagingBytes = std::size_t{2} << 30; // per direction
   CudaEvent marks_[4]; // before the upload, after it, after the kernels, after the download
+  std::unique_ptr<DeviceResidentStore> store_; // backend cuda-resident only; after stream_
   CudaEvent piece_down_[kStagingPieces];
   TransferStats bus_;
 };

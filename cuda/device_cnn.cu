@@ -58,7 +58,8 @@ struct CnnNetwork {
 std::unique_ptr<DeviceGradients> make_device_cnn(CnnBatchShape shape,
                                                  std::span<const float> train_features,
                                                  std::span<const std::int32_t> train_labels,
-                                                 int batch_size, int max_nodes_per_batch) {
+                                                 int batch_size, int max_nodes_per_batch,
+                                                 int resident_nodes) {
   if (train_features.size() != static_cast<std::size_t>(shape.features()) * train_labels.size())
     throw std::invalid_argument("device CNN: the input shape does not match the training set");
   for (const CnnStageShape& stage : shape.stages)
@@ -66,8 +67,9 @@ std::unique_ptr<DeviceGradients> make_device_cnn(CnnBatchShape shape,
       throw std::invalid_argument("device CNN: " + why);
   if (const std::string why = device_unavailable_reason(); !why.empty())
     throw std::runtime_error(why);
-  return std::make_unique<DeviceBatchRunner<CnnNetwork>>(
-      CnnNetwork{std::move(shape)}, train_features, train_labels, batch_size, max_nodes_per_batch);
+  return std::make_unique<DeviceBatchRunner<CnnNetwork>>(CnnNetwork{std::move(shape)},
+                                                         train_features, train_labels, batch_size,
+                                                         max_nodes_per_batch, resident_nodes);
 }
 
 } // namespace dtsim::cuda

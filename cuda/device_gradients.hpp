@@ -31,9 +31,14 @@ public:
   virtual void compute(std::span<GradientJob> jobs) = 0;
   virtual TransferStats transfers() const = 0;
   virtual std::string device_name() const = 0;
+  // Made with resident_nodes > 0: the node models, momenta and messages this device keeps
+  // for an algorithm that attaches (BatchedGradients::resident, finish); else null.
+  virtual ResidentVectors* resident() { return nullptr; }
+  virtual void finish(std::span<GradientJob> /*jobs*/) {}
 };
 
-// train_features: features x examples, column-major. A batch of more nodes than fit on the
+// train_features: features x examples, column-major. resident_nodes > 0: also keep that
+// many nodes' vectors (resident()). A batch of more nodes than fit on the
 // device (or than max_nodes_per_batch, which tests lower) runs in chunks. Throw
 // std::runtime_error naming the CUDA call that failed.
 //
@@ -42,18 +47,20 @@ public:
 std::unique_ptr<DeviceGradients> make_device_mlp(std::vector<int> widths,
                                                  std::span<const float> train_features,
                                                  std::span<const std::int32_t> train_labels,
-                                                 int batch_size, int max_nodes_per_batch = 65535);
+                                                 int batch_size, int max_nodes_per_batch = 65535,
+                                                 int resident_nodes = 0);
 // The models::Cnn network, LeNet among them (cnn_batch_shape.hpp gives its shape).
 std::unique_ptr<DeviceGradients> make_device_cnn(CnnBatchShape shape,
                                                  std::span<const float> train_features,
                                                  std::span<const std::int32_t> train_labels,
-                                                 int batch_size, int max_nodes_per_batch = 65535);
+                                                 int batch_size, int max_nodes_per_batch = 65535,
+                                                 int resident_nodes = 0);
 // The models::ResNet network (resnet_batch_shape.hpp gives its shape).
 std::unique_ptr<DeviceGradients> make_device_resnet(ResNetBatchShape shape,
                                                     std::span<const float> train_features,
                                                     std::span<const std::int32_t> train_labels,
-                                                    int batch_size,
-                                                    int max_nodes_per_batch = 65535);
+                                                    int batch_size, int max_nodes_per_batch = 65535,
+                                                    int resident_nodes = 0);
 
 // Empty when a CUDA device can be used; else why not, in one line ("no CUDA device found
 // (...)").

@@ -40,7 +40,8 @@ struct MlpNetwork {
 std::unique_ptr<DeviceGradients> make_device_mlp(std::vector<int> widths,
                                                  std::span<const float> train_features,
                                                  std::span<const std::int32_t> train_labels,
-                                                 int batch_size, int max_nodes_per_batch) {
+                                                 int batch_size, int max_nodes_per_batch,
+                                                 int resident_nodes) {
   if (widths.size() < 2 ||
       train_features.size() != static_cast<std::size_t>(widths.front()) * train_labels.size())
     throw std::invalid_argument("device MLP: widths do not match the training set");
@@ -48,7 +49,7 @@ std::unique_ptr<DeviceGradients> make_device_mlp(std::vector<int> widths,
     throw std::runtime_error(why);
   return std::make_unique<DeviceBatchRunner<MlpNetwork>>(MlpNetwork{mlp_batch_shape(widths)},
                                                          train_features, train_labels, batch_size,
-                                                         max_nodes_per_batch);
+                                                         max_nodes_per_batch, resident_nodes);
 }
 
 std::string device_unavailable_reason() {

@@ -62,13 +62,13 @@ step 20 "machine" sh -c "nvidia-smi --query-gpu=name,memory.total,driver_version
   grep -o -m1 'avx512f' /proc/cpuinfo; ldd --version | head -1; '$build/apps/dtsim' --version"
 want tests && step 60 "pipeline test (host executor)" "$build/tests/cuda/cuda_pipeline_test"
 want tests && step 240 "CUDA tests" "$build/tests/cuda/cuda_test" --duration=true
-want bench && step 120 "MLP" env BACKENDS="cpu cuda" CUDA_NODE_STEPS=100000 \
+want bench && step 120 "MLP" env BACKENDS="cpu cuda cuda-resident" CUDA_NODE_STEPS=100000 \
   bench/backend_bench.sh "$build" "${nodes[@]}"
-want bench && step 120 "LeNet" env BACKENDS="cpu cuda" CUDA_NODE_STEPS=50000 MODEL='{kind: lenet}' \
+want bench && step 120 "LeNet" env BACKENDS="cpu cuda cuda-resident" CUDA_NODE_STEPS=50000 MODEL='{kind: lenet}' \
   bench/backend_bench.sh "$build" "${nodes[@]}"
 want bench && step 60 "ResNet-20 on the CPU" env BACKENDS=cpu NODE_STEPS=320 MODEL='{kind: resnet20}' \
   bench/backend_bench.sh "$build" 32
-want bench && step 120 "ResNet-20 on the GPU" env BACKENDS=cuda CUDA_NODE_STEPS=4096 MODEL='{kind: resnet20}' \
+want bench && step 120 "ResNet-20 on the GPU" env BACKENDS="cuda cuda-resident" CUDA_NODE_STEPS=4096 MODEL='{kind: resnet20}' \
   bench/backend_bench.sh "$build" 32 256
 # Where the device time goes, kernel by kernel: one synchronous round under Nsight Compute
 # (its own clocks left alone), for the two convolutional models.

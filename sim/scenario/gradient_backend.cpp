@@ -15,8 +15,9 @@ std::unique_ptr<BatchedGradients> make_gradient_backend(const Params& model_sect
                                                         const Model& model, const Dataset& train,
                                                         int batch_size, int nodes,
                                                         const ExampleOrder& order, BackendUse use) {
-  const std::string backend =
-      model_section.choice("backend", "cpu", {"cpu", "cpu-batched", "cpu-resident", "cuda"});
+  const std::string backend = model_section.choice(
+      "backend", "cpu", {"cpu", "cpu-batched", "cpu-resident", "cuda", "cuda-resident"});
+  const bool device = backend == "cuda" || backend == "cuda-resident";
   if (backend == "cpu")
     return nullptr;
   if (order.needs_per_example_grads())
@@ -24,15 +25,15 @@ std::unique_ptr<BatchedGradients> make_gradient_backend(const Params& model_sect
                                       " computes no per-example gradients, which the example "
                                       "order " +
                                       order.describe() + " needs: use backend: cpu");
-  if (backend == "cuda" && !cuda::runs_model(model))
+  if (device && !cuda::runs_model(model))
     model_section.fail(
-        "backend",
-        "backend cuda runs the built-in models (softmax, mlp, lenet, cnn with kernels up to 7, "
-        "resnet20); " +
-            model.describe() + " runs on backend: cpu");
+        "backend", "backend " + backend +
+                       " runs the built-in models (softmax, mlp, lenet, cnn with kernels up to 7, "
+                       "resnet20); " +
+                       model.describe() + " runs on backend: cpu");
   if (use == BackendUse::check)
     return nullptr;
-  if (backend == "cuda")
+  if (device)
     if (const std::string why = cuda::unavailable_reason(); !why.empty())
       model_section.fail("backend", why);
   if (use == BackendUse::check_device)
@@ -42,7 +43,7 @@ std::unique_ptr<BatchedGradients> make_gradient_backend(const Params& model_sect
   if (backend == "cpu-resident")
     return std::make_unique<CpuResidentGradients>(model, train, batch_size, nodes);
   try {
-    return cuda::make_gradients(model, train, batch_size);
+    return cuda::make_gradients(model, train, batch_size, backend == "cuda-resident" ? nodes : 0);
   } catch (const std::runtime_error& e) {
     model_section.fail("backend", e.what());
   }

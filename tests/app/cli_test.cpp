@@ -155,6 +155,11 @@ TEST_SUITE("app") {
     CHECK_FALSE(std::filesystem::exists(dir)); // nothing ran, not even the cpu-batched point
     // dtsim validate checks the file without a GPU (a GPU sweep can be checked anywhere).
     CHECK(run_cli("validate " + base + " --set model.backend=cuda").exit_code == 0);
+    CHECK(run_cli("validate " + base + " --set model.backend=cuda-resident").exit_code == 0);
+    const auto resident =
+        run_cli("run " + base + " --set model.backend=cuda-resident -o " + dir + "/resident.h5");
+    CHECK(resident.exit_code == 2);
+    CHECK(resident.output.find("model.backend: ") != std::string::npos);
   }
 
   TEST_CASE("dtsim validate: backend cuda refuses a CNN kernel wider than 7, naming the key") {

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+// ResidentVectors on the device (backend cuda-resident): the node models, momenta and
+// gradients (one row of P floats per node) and the gossip messages (one buffer per message
+// id) in device memory; the algorithm's queued mixings and local steps run as one kernel
+// each per batch (resident_math.hpp), and only the plans (ids, weights, rates) go up.
+#pragma once
+
+#include "cuda/device_memory.cuh"
+#include "cuda/resident_math.hpp"
+#include "sim/engine/batched_gradients.hpp"
+
+#include <vector>
+
+namespace dtsim::cuda {
+namespace {
+
+// A plan array filled on the host (pinned) and copied to the device on the batches' stream.
+template <class T> struct StagedPlan {
+  PinnedArray<T> host;
+  DeviceArray<T> device;
+  void reserve(std::size_t n) {
+    host.resize(std::max<std::size_t>(n, 1), "cudaMallocHost (resident plans)");
+    device.resize(std::max<std::size_t>(n, 1), "cudaMalloc (resident plans)");
+  }
+  void upload(cudaStream_t s, std::size_t n, TransferStats& bus) {
+    if (n == 0)
+      return;
+    check(cudaMemcpyAsync(device.data, host.data, n * sizeof(T), cudaMemcpyHostToDevice, s),
+          "cudaMemcpyAsync (resident plans)");
+    bus.host_to_device_bytes += static_cast<std::int64_t>(n * sizeof(T));
+  }
+};
+
+class DeviceResidentStore final : public ResidentVectors {
+public:
+  DeviceResidentStore(int nodes, std::size_t num_params, cudaStream_t stream, TransferStats& bus)
+      : nodes_(static_cast<std::size_t>(nodes)), P_(num_params), stream_(stream), bus_(bus),
+        mixes_(nodes_), steps_(nodes_) {
+    models_.resize(nodes_ * P_, "cudaMalloc (resident models)");
+    grads_.resize(nodes_ * P_, "cudaMalloc (resident gradients)");
+  }
+
+  // --- ResidentVectors: plans queued by the hooks (each node's own entry: no race) ---
+  void set_local_update(const LocalUpdateRule& rule) override { rule_ = rule; }
+  void mix_into_model(int node, std::uint32_t self_id, float self_w,
+                      std::span<const std::uint32_t> in_ids, std::span<const float> in_w) override {
+    Mix& m = mixes_[static_cast<std::size_t>(node)];
+    m.queued = true;
+    m.self = self_id;
+    m.self_w = self_w;
+    m.ids.assign(in_ids.begin(), in_ids.end());
+    m.w.assign(in_w.begin(), in_w.end());
+  }
+  void local_step(int node, std::uint32_t out_id, float lr) override {
+    steps_[static_cast<std::size_t>(node)] = Step{true, out_id, lr};
+  }
+  void push_models(std::span<const float> models) override {
+    check(cudaMemcpyAsync(models_.data, models.data(), nodes_ * P_ * sizeof(float),
+                          cudaMemcpyHostToDevice, stream_),
+          "cudaMemcpyAsync (resident models)");
+    if (rule_.momentum != 0) {
+      momenta_.resize(nodes_ * P_, "cudaMalloc (resident momenta)");
+      check(cudaMemsetAsync(momenta_.data, 0, nodes_ * P_ * sizeof(float), stream_),
+            "cudaMemsetAsync (resident momenta)");
+    }
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    bus_.host_to_device_bytes += static_cast<std::int64_t>(nodes_ * P_ * sizeof(float));
+  }
+  void pull_models(std::span<float> models) override {
+    check(cudaMemcpyAsync(models.data(), models_.data, nodes_ * P_ * sizeof(float),
+                          cudaMemcpyDeviceToHost, stream_),
+          "cudaMemcpyAsync (resident models)");
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    bus_.device_to_host_bytes += static_cast<std::int64_t>(nodes_ * P_ * sizeof(float));
+  }
+
+  // --- for the batch runner, on its stream ---
+  // The mixings queued for the jobs' nodes, before their gradients.
+  void run_mixes(std::span<const GradientJob> jobs) {
+    std::size_t count = 0, inputs = 0;
+    for (const GradientJob& job : jobs)
+      if (const Mix& m = mixes_[static_cast<std::size_t>(job.node)]; m.queued) {
+        ++count;
+        inputs += m.ids.size();
+      }
+    if (count == 0)
+      return;
+    mix_node_.reserve(count);
+    mix_self_.reserve(count);
+    mix_self_w_.reserve(count);
+    mix_first_.reserve(count + 1);
+    mix_in_.reserve(inputs);
+    mix_in_w_.reserve(inputs);
+    std::size_t b = 0, c = 0;
+    for (const GradientJob& job : jobs) {
+      Mix& m = mixes_[static_cast<std::size_t>(job.node)];
+      if (!m.queued)
+        continue;
+      m.queued = false;
+      mix_node_.host.data[b] = job.node;
+      mix_self_.host.data[b] = message(m.self);
+      mix_self_w_.host.data[b] = m.self_w;
+      mix_first_.host.data[b] = static_cast<int>(c);
+      for (std::size_t k = 0; k < m.ids.size(); ++k, ++c) {
+        mix_in_.host.data[c] = message(m.ids[k]);
+        mix_in_w_.host.data[c] = m.w[k];
+      }
+      ++b;
+    }
+    mix_first_.host.data[b] = static_cast<int>(c);
+    mix_node_.upload(stream_, count, bus_);
+    mix_self_.upload(stream_, count, bus_);
+    mix_self_w_.upload(stream_, count, bus_);
+    mix_first_.upload(stream_, count + 1, bus_);
+    mix_in_.upload(stream_, inputs, bus_);
+    mix_in_w_.upload(stream_, inputs, bus_);
+    const MixBatch batch{mix_node_.device.data,  mix_self_.device.data, mix_self_w_.device.data,
+                         mix_first_.device.data, mix_in_.device.data,   mix_in_w_.device.data};
+    float* models = models_.data;
+    const std::size_t P = P_;
+    each_element(stream_, static_cast<int>(count), P,
+                 [=] __device__(int i, std::size_t e) { mix_element(batch, models, P, i, e); });
+  }
+
+  // A chunk's models into the network's strided parameter rows (params + b * P), before its
+  // pass: jobs[ids[b]] for b < count.
+  void gather(std::span<const GradientJob> jobs, const std::size_t* ids, int count, float* params) {
+    chunk_node_.reserve(static_cast<std::size_t>(count));
+    for (int b = 0; b < count; ++b)
+      chunk_node_.host.data[b] = jobs[ids[b]].node;
+    chunk_node_.upload(stream_, static_cast<std::size_t>(count), bus_);
+    const int* node = chunk_node_.device.data;
+    const float* models = models_.data;
+    const std::size_t P = P_;
+    each_element(stream_, count, P, [=] __device__(int b, std::size_t e) {
+      params[static_cast<std::size_t>(b) * P + e] =
+          models[static_cast<std::size_t>(node[b]) * P + e];
+    });
+  }
+  // The chunk's gradients (grads + b * P) into the nodes' rows, after its pass.
+  void scatter(int count, const float* grads) {
+    const int* node = chunk_node_.device.data;
+    float* rows = grads_.data;
+    const std::size_t P = P_;
+    each_element(stream_, count, P, [=] __device__(int b, std::size_t e) {
+      rows[static_cast<std::size_t>(node[b]) * P + e] = grads[static_cast<std::size_t>(b) * P + e];
+    });
+  }
+
+  // The local steps queued for the jobs' nodes, after the batch's after_gradient hooks.
+  void run_steps(std::span<const GradientJob> jobs) {
+    std::size_t count = 0;
+    for (const GradientJob& job : jobs)
+      count += steps_[static_cast<std::size_t>(job.node)].queued ? 1 : 0;
+    if (count == 0)
+      return;
+    step_node_.reserve(count);
+    step_out_.reserve(count);
+    step_lr_.reserve(count);
+    std::size_t b = 0;
+    for (const GradientJob& job : jobs) {
+      Step& s = steps_[static_cast<std::size_t>(job.node)];
+      if (!s.queued)
+        continue;
+      s.queued = false;
+      step_node_.host.data[b] = job.node;
+      step_out_.host.data[b] = message(s.out);
+      step_lr_.host.data[b] = s.lr;
+      ++b;
+    }
+    step_node_.upload(stream_, count, bus_);
+    step_out_.upload(stream_, count, bus_);
+    step_lr_.upload(stream_, count, bus_);
+    const StepBatch batch{step_node_.device.data, step_out_.device.data, step_lr_.device.data,
+                          rule_.momentum,         rule_.weight_decay,    rule_.nesterov};
+    const float* grads = grads_.data;
+    const float* models = models_.data;
+    float* momenta = momenta_.data; // null without momentum: never read then
+    const std::size_t P = P_;
+    each_element(stream_, static_cast<int>(count), P, [=] __device__(int i, std::size_t e) {
+      local_step_element(batch, grads, models, momenta, P, i, e);
+    });
+    check(cudaGetLastError(), "kernel launch (resident local steps)");
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  }
+
+  // Device bytes per node this store holds (models, gradients, momenta, about two messages).
+  static std::size_t bytes_per_node(std::size_t num_params) {
+    return 5 * num_params * sizeof(float);
+  }
+
+private:
+  struct Mix {
+    bool queued = false;
+    std::uint32_t self = 0;
+    float self_w = 1;
+    std::vector<std::uint32_t> ids;
+    std::vector<float> w;
+  };
+  struct Step {
+    bool queued = false;
+    std::uint32_t out = 0;
+    float lr = 0;
+  };
+
+  // Message id's device buffer, made on first use (on the engine thread: the runner's
+  // calls only); its address stays put when the store grows.
+  float* message(std::uint32_t id) {
+    while (messages_.size() <= id) {
+      messages_.emplace_back();
+      messages_.back().resize(P_, "cudaMalloc (resident message)");
+    }
+    return messages_[id].data;
+  }
+
+  std::size_t nodes_, P_;
+  cudaStream_t stream_;
+  TransferStats& bus_;
+  DeviceArray<float> models_, grads_, momenta_;
+  std::vector<DeviceArray<float>> messages_;
+  std::vector<Mix> mixes_;
+  std::vector<Step> steps_;
+  LocalUpdateRule rule_;
+  StagedPlan<int> mix_node_, mix_first_, chunk_node_, step_node_;
+  StagedPlan<const float*> mix_self_, mix_in_;
+  StagedPlan<float> mix_self_w_, mix_in_w_, step_lr_;
+  StagedPlan<float*> step_out_;
+};
+
+} // namespace
+} // namespace dtsim::cuda

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+// The resident device backend's vector math (ResidentVectors on the device), one element
+// each: the gossip mixing into a node's model and the local update writing the node's
+// message. Shared by the device kernels (device_batch_runner.cuh) and the host tests, which
+// compare them with the CPU algorithms' weighted_sum and LocalUpdate::step.
+#pragma once
+
+#include "cuda/mlp_batch_math.hpp"
+
+#include <cstddef>
+
+namespace dtsim::cuda {
+
+// The mixings of a batch: entry b sets model node[b] (rows of P floats in `models`) to
+// self_w[b] * self[b] + sum over c in [first[b], first[b + 1]) of in_w[c] * in[c], summed
+// in c order (the order of the node's in-neighbours).
+struct MixBatch {
+  const int* node = nullptr;
+  const float* const* self = nullptr;
+  const float* self_w = nullptr;
+  const int* first = nullptr; // count + 1 entries
+  const float* const* in = nullptr;
+  const float* in_w = nullptr;
+};
+
+DTSIM_HD inline void mix_element(const MixBatch& m, float* models, std::size_t P, int b,
+                                 std::size_t e) {
+  float v = m.self_w[b] * m.self[b][e];
+  for (int c = m.first[b]; c < m.first[b + 1]; ++c)
+    v += m.in_w[c] * m.in[c][e];
+  models[static_cast<std::size_t>(m.node[b]) * P + e] = v;
+}
+
+// The local steps of a batch: entry b updates node[b]'s momentum from its gradient and
+// model (rows of P floats) and writes its message out[b] = x - lr[b] * u, with
+// u = g + weight_decay x, then with momentum m = momentum m + u and u = m (heavy ball) or
+// u + momentum m (Nesterov): LocalUpdate's rule.
+struct StepBatch {
+  const int* node = nullptr;
+  float* const* out = nullptr;
+  const float* lr = nullptr;
+  float momentum = 0;
+  float weight_decay = 0;
+  bool nesterov = false;
+};
+
+DTSIM_HD inline void local_step_element(const StepBatch& s, const float* grads, const float* models,
+                                        float* momenta, std::size_t P, int b, std::size_t e) {
+  const std::size_t at = static_cast<std::size_t>(s.node[b]) * P + e;
+  const float g = grads[at], x = models[at];
+  float u = g + s.weight_decay * x;
+  if (s.momentum != 0) {
+    const float m = s.momentum * momenta[at] + g + s.weight_decay * x;
+    momenta[at] = m;
+    u = s.nesterov ? g + s.weight_decay * x + s.momentum * m : m;
+  }
+  s.out[b][e] = x - s.lr[b] * u;
+}
+
+} // namespace dtsim::cuda

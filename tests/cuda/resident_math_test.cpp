@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+// The resident device backend's element math against the CPU algorithms' own code
+// (weighted_sum for the mixing, LocalUpdate::step for the local update), no GPU needed.
+#include "cuda/resident_math.hpp"
+#include "sim/core/rng.hpp"
+#include "sim/optimizers/gossip_protocol.hpp"
+#include "sim/optimizers/local_update.hpp"
+#include "sim/optimizers/weighted_sum.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <doctest/doctest.h>
+#include <vector>
+
+using namespace dtsim;
+using namespace dtsim::cuda;
+
+namespace {
+
+constexpr std::size_t kP = 5000; // more than two of the CPU code's blocks
+
+std::vector<float> random_vector(Rng& rng, std::size_t n) {
+  std::vector<float> v(n);
+  for (float& x : v)
+    x = static_cast<float>(rng.uniform(-1.0, 1.0));
+  return v;
+}
+
+// Largest |a - b| over the largest |b|.
+double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
+  double worst = 0, scale = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    worst = std::max(worst, std::abs(static_cast<double>(a[i]) - static_cast<double>(b[i])));
+    scale = std::max(scale, std::abs(static_cast<double>(b[i])));
+  }
+  return worst / scale;
+}
+
+} // namespace
+
+TEST_SUITE("cuda") {
+  TEST_CASE("Resident math: the mixing kernel's elements equal the gossip mixing") {
+    Rng rng = Rng::stream(3, "test", Rng::kNoNode);
+    const int nodes = 3;
+    std::vector<std::vector<float>> messages;
+    for (int k = 0; k < 5; ++k)
+      messages.push_back(random_vector(rng, kP));
+    // Node 2 mixes its own message 0 with messages 3 and 1; node 0 message 4 with 2.
+    const std::vector<int> node{2, 0};
+    const std::vector<const float*> self{messages[0].data(), messages[4].data()};
+    const std::vector<float> self_w{0.4f, 0.5f};
+    const std::vector<int> first{0, 2, 3};
+    const std::vector<const float*> in{messages[3].data(), messages[1].data(), messages[2].data()};
+    const std::vector<float> in_w{0.35f, 0.25f, 0.5f};
+    std::vector<float> models(nodes * kP, -9.0f);
+    const MixBatch batch{node.data(),  self.data(), self_w.data(),
+                         first.data(), in.data(),   in_w.data()};
+    for (int b = 0; b < 2; ++b)
+      for (std::size_t e = 0; e < kP; ++e)
+        mix_element(batch, models.data(), kP, b, e);
+    for (int b = 0; b < 2; ++b) {
+      std::vector<float> expected(kP);
+      const auto begin = static_cast<std::size_t>(first[static_cast<std::size_t>(b)]);
+      const auto count = static_cast<std::size_t>(first[static_cast<std::size_t>(b) + 1]) - begin;
+      for (std::size_t f = 0; f < kP; f += GossipProtocol::kBlock)
+        weighted_sum(
+            self_w[static_cast<std::size_t>(b)], self[static_cast<std::size_t>(b)] + f,
+            std::span<const float>(in_w).subspan(begin, count),
+            [&](std::size_t c) { return in[begin + c] + f; },
+            std::min(GossipProtocol::kBlock, kP - f), expected.data() + f);
+      const auto row = static_cast<std::size_t>(node[static_cast<std::size_t>(b)]) * kP;
+      const std::vector<float> got(models.begin() + static_cast<std::ptrdiff_t>(row),
+                                   models.begin() + static_cast<std::ptrdiff_t>(row + kP));
+      CHECK(relative_error(got, expected) < 1e-6);
+    }
+    // Node 1 was not in the batch: untouched.
+    CHECK(std::all_of(models.begin() + kP, models.begin() + 2 * kP,
+                      [](float v) { return v == -9.0f; }));
+  }
+
+  TEST_CASE("Resident math: the local-step kernel's elements equal LocalUpdate::step") {
+    struct Rule {
+      float momentum, weight_decay;
+      bool nesterov;
+    };
+    for (const Rule& r : {Rule{0.0f, 0.0f, false}, Rule{0.9f, 0.0f, false}, Rule{0.9f, 1e-3f, true},
+                          Rule{0.0f, 1e-3f, false}}) {
+      CAPTURE(r.momentum);
+      CAPTURE(r.nesterov);
+      Rng rng = Rng::stream(4, "test", Rng::kNoNode);
+      const int nodes = 2;
+      std::vector<float> grads = random_vector(rng, nodes * kP);
+      std::vector<float> models = random_vector(rng, nodes * kP);
+      std::vector<float> momenta = random_vector(rng, nodes * kP);
+      std::vector<float> out(kP, -9.0f);
+      const std::vector<int> node{1};
+      float* out_ptr = out.data();
+      const std::vector<float> lr{0.05f};
+      const StepBatch batch{node.data(), &out_ptr,       lr.data(),
+                            r.momentum,  r.weight_decay, r.nesterov};
+      std::vector<float> m_cpu(momenta.begin() + kP, momenta.end()), out_cpu(kP);
+      for (std::size_t e = 0; e < kP; ++e)
+        local_step_element(batch, grads.data(), models.data(), momenta.data(), kP, 0, e);
+      LocalUpdate::step({r.momentum, r.weight_decay, r.nesterov},
+                        std::span<const float>(grads).subspan(kP),
+                        std::span<const float>(models).subspan(kP), 0.05f,
+                        r.momentum > 0 ? std::span<float>(m_cpu) : std::span<float>(), out_cpu);
+      CHECK(relative_error(out, out_cpu) < 1e-6);
+      if (r.momentum > 0) {
+        const std::vector<float> m_kernel(momenta.begin() + kP, momenta.end());
+        CHECK(relative_error(m_kernel, m_cpu) < 1e-6);
+      }
+    }
+  }
+}
