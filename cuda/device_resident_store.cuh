@@ -9,6 +9,8 @@
 #include "cuda/resident_math.hpp"
 #include "sim/engine/batched_gradients.hpp"
 
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace dtsim::cuda {
@@ -55,6 +57,9 @@ public:
     steps_[static_cast<std::size_t>(node)] = Step{true, out_id, lr};
   }
   void push_models(std::span<const float> models) override {
+    if (models.size() != nodes_ * P_)
+      throw std::invalid_argument("resident models: expected " + std::to_string(nodes_ * P_) +
+                                  " floats");
     check(cudaMemcpyAsync(models_.data, models.data(), nodes_ * P_ * sizeof(float),
                           cudaMemcpyHostToDevice, stream_),
           "cudaMemcpyAsync (resident models)");
@@ -67,6 +72,9 @@ public:
     bus_.host_to_device_bytes += static_cast<std::int64_t>(nodes_ * P_ * sizeof(float));
   }
   void pull_models(std::span<float> models) override {
+    if (models.size() != nodes_ * P_)
+      throw std::invalid_argument("resident models: expected " + std::to_string(nodes_ * P_) +
+                                  " floats");
     check(cudaMemcpyAsync(models.data(), models_.data, nodes_ * P_ * sizeof(float),
                           cudaMemcpyDeviceToHost, stream_),
           "cudaMemcpyAsync (resident models)");
@@ -118,8 +126,14 @@ public:
                          mix_first_.device.data, mix_in_.device.data,   mix_in_w_.device.data};
     float* models = models_.data;
     const std::size_t P = P_;
-    each_element(stream_, static_cast<int>(count), P,
-                 [=] __device__(int i, std::size_t e) { mix_element(batch, models, P, i, e); });
+    // In launches of at most kMaxGridY nodes (the grid's y dimension).
+    for (std::size_t first = 0; first < count; first += kMaxGridY) {
+      const auto offset = static_cast<int>(first);
+      each_element(
+          stream_, static_cast<int>(std::min(kMaxGridY, count - first)), P,
+          [=] __device__(int i, std::size_t e) { mix_element(batch, models, P, offset + i, e); });
+    }
+    check(cudaGetLastError(), "kernel launch (resident mixing)");
   }
 
   // A chunk's models into the network's strided parameter rows (params + b * P), before its
@@ -177,9 +191,13 @@ public:
     const float* models = models_.data;
     float* momenta = momenta_.data; // null without momentum: never read then
     const std::size_t P = P_;
-    each_element(stream_, static_cast<int>(count), P, [=] __device__(int i, std::size_t e) {
-      local_step_element(batch, grads, models, momenta, P, i, e);
-    });
+    for (std::size_t first = 0; first < count; first += kMaxGridY) {
+      const auto offset = static_cast<int>(first);
+      each_element(stream_, static_cast<int>(std::min(kMaxGridY, count - first)), P,
+                   [=] __device__(int i, std::size_t e) {
+                     local_step_element(batch, grads, models, momenta, P, offset + i, e);
+                   });
+    }
     check(cudaGetLastError(), "kernel launch (resident local steps)");
     check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
@@ -207,8 +225,9 @@ private:
   // calls only); its address stays put when the store grows.
   float* message(std::uint32_t id) {
     while (messages_.size() <= id) {
-      messages_.emplace_back();
-      messages_.back().resize(P_, "cudaMalloc (resident message)");
+      DeviceArray<float> buffer; // allocated before it joins: a failure leaves no null entry
+      buffer.resize(P_, "cudaMalloc (resident message)");
+      messages_.push_back(std::move(buffer));
     }
     return messages_[id].data;
   }

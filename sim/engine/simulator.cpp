@@ -104,14 +104,14 @@ std::span<const float> Simulator::params_view(int node) const {
   // A running task may be rewriting the model (before_gradient): read it once it is done.
   if (!timing_only())
     slots_[static_cast<std::size_t>(node)]->wait();
-  if (models_stale_)
+  if (models_stale())
     pull_models();
   return {node_params_.col(node).data(), dim_};
 }
 
 void Simulator::pull_models() const {
   resident_->pull_models({node_params_.data(), static_cast<std::size_t>(node_params_.size())});
-  models_stale_ = false;
+  pulled_batches_ = batcher_->batches();
 }
 
 bool Simulator::computing(int node) const {
@@ -164,11 +164,10 @@ bool Simulator::launch_gradient(int node) {
     return false;
   slot.set_count(count);
   slot.started = now_;
-  // A resident backend finds the model by the node; the mixing about to run changes it.
+  // A resident backend finds the model by the node.
   slot.launch(resident_ ? std::span<float>()
                         : std::span<float>(node_params_.col(node).data(), dim_),
               *parts_.algorithm, *order_, node);
-  models_stale_ = models_stale_ || resident_ != nullptr;
   push_work(now_ + slot.duration, EventKind::GradientReady, node, -1, 0);
   return true;
 }
@@ -232,8 +231,10 @@ void Simulator::send(int src, int dst, const MessageInfo& info, SharedBuffer pay
                "send() between invalid endpoints");
   if (wire_bytes < 0) {
     // Dense float32; a timing-only run's empty buffers stand for full vectors.
+    // A resident run's too: its payloads live in the backend.
     const std::size_t floats = !payload        ? 0
                                : timing_only() ? parts_.timing->wire_params
+                               : resident_     ? dim_
                                                : payload.view().size();
     wire_bytes = static_cast<std::int64_t>(floats * sizeof(float)) + kMessageHeaderBytes;
   }
@@ -402,7 +403,7 @@ void Simulator::measure_epoch() {
   // orderer's state while it is copied out.
   for (auto& slot : slots_)
     slot->wait();
-  if (models_stale_)
+  if (models_stale())
     pull_models();
   const auto t0 = std::chrono::steady_clock::now();
   const auto completed = static_cast<std::int64_t>(std::floor(epochs()));
@@ -492,7 +493,7 @@ void Simulator::evaluate() {
   // Node models must be settled (before_gradient hooks done) before anyone reads them.
   for (auto& slot : slots_)
     slot->wait();
-  if (models_stale_)
+  if (models_stale())
     pull_models();
   const auto t0 = std::chrono::steady_clock::now();
   last_eval_time_ = now_;

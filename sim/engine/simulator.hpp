@@ -173,7 +173,11 @@ private:
   // is refreshed (pull_models) before anything on the host reads it.
   mutable Eigen::MatrixXf node_params_;
   ResidentVectors* resident_ = nullptr; // the backend keeps the models and messages
-  mutable bool models_stale_ = false;   // resident: a batch changed them since the last pull
+  // Resident: the batches run when the models were last pulled (a batch's mixing changes
+  // them; one that runs after a pull, for a node whose slot nobody waited on, makes the copy
+  // stale again).
+  mutable std::int64_t pulled_batches_ = 0;
+  bool models_stale() const { return resident_ && batcher_->batches() != pulled_batches_; }
   void pull_models() const;
   std::unique_ptr<TaskScratchPool> task_scratch_;    // null when timing-only or batched
   std::unique_ptr<GradientBatcher> batcher_;         // batched gradients only

@@ -105,6 +105,8 @@ void GossipProtocol::mix_range(int node, int k, std::span<const float> self, std
 void GossipProtocol::queue_mix(int node) {
   Node& s = nodes_[index(node)];
   DTSIM_ASSERT(resident_ && s.mix_self, "queue_mix() needs a resident backend and keep_sent");
+  // Ids are unique within one pool: messages of several vectors (pool_) would collide.
+  DTSIM_ASSERT(!pool_, "resident mixing of multi-vector messages");
   const auto count = static_cast<std::size_t>(s.mix_count);
   for (std::size_t c = 0; c < count; ++c)
     s.mix_ids[c] = s.mix_in[c].id();
