@@ -56,6 +56,13 @@ public:
   void local_step(int node, std::uint32_t out_id, float lr) override {
     steps_[static_cast<std::size_t>(node)] = Step{true, out_id, lr};
   }
+  void copy_model_to_message(int node, std::uint32_t id) override {
+    float* to = message(id);
+    check(cudaMemcpyAsync(to, models_.data + static_cast<std::size_t>(node) * P_,
+                          P_ * sizeof(float), cudaMemcpyDeviceToDevice, stream_),
+          "cudaMemcpyAsync (resident message)");
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  }
   void push_models(std::span<const float> models) override {
     if (models.size() != nodes_ * P_)
       throw std::invalid_argument("resident models: expected " + std::to_string(nodes_ * P_) +

@@ -33,6 +33,10 @@ public:
   // update of node's model with its gradient, and message[out_id] = model - lr * u.
   virtual void local_step(int node, std::uint32_t out_id, float lr) = 0;
 
+  // At the start, before any step (the engine thread): message[id] = node's model (an
+  // asynchronous method's first copies of its neighbours).
+  virtual void copy_model_to_message(int node, std::uint32_t id) = 0;
+
   // The engine's copy of the models (one column of dim floats per node) to and from here.
   virtual void push_models(std::span<const float> models) = 0;
   virtual void pull_models(std::span<float> models) = 0;

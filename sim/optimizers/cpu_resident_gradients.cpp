@@ -50,6 +50,10 @@ void CpuResidentGradients::local_step(int node, std::uint32_t out_id, float lr) 
   steps_[static_cast<std::size_t>(node)] = Step{true, out_id, lr};
 }
 
+void CpuResidentGradients::copy_model_to_message(int node, std::uint32_t id) {
+  message(id) = models_.col(node);
+}
+
 void CpuResidentGradients::push_models(std::span<const float> models) {
   DTSIM_ASSERT(models.size() == static_cast<std::size_t>(models_.size()), "push_models: size");
   std::copy(models.begin(), models.end(), models_.data());

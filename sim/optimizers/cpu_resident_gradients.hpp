@@ -32,6 +32,7 @@ public:
   void mix_into_model(int node, std::uint32_t self_id, float self_w,
                       std::span<const std::uint32_t> in_ids, std::span<const float> in_w) override;
   void local_step(int node, std::uint32_t out_id, float lr) override;
+  void copy_model_to_message(int node, std::uint32_t id) override;
   void push_models(std::span<const float> models) override;
   void pull_models(std::span<float> models) override;
 

@@ -57,7 +57,7 @@ std::size_t Dsgd::state_bytes() const {
 }
 
 bool Dsgd::attach_resident(ResidentVectors& vectors) {
-  if (!adapt_then_combine_ || async())
+  if (!adapt_then_combine_)
     return false;
   vectors.set_local_update(update_.rule());
   set_resident(vectors);

@@ -128,7 +128,10 @@ void GossipProtocol::start(Context& ctx) {
         continue;
       }
       initial[index(j)] = ctx.new_buffer();
-      as_vec(initial[index(j)].data()) = x;
+      if (resident_)
+        resident_->copy_model_to_message(j, initial[index(j)].id());
+      else
+        as_vec(initial[index(j)].data()) = x;
     }
     for (int i = 0; i < ctx.num_nodes(); ++i) {
       const auto nb = topology_.neighbors(i);
