@@ -3,6 +3,7 @@
 // the element-kernel launcher shared by the device passes.
 #pragma once
 
+#include <algorithm>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <stdexcept>
@@ -30,19 +31,23 @@ unsigned blocks_for(std::size_t items) {
   return static_cast<unsigned>((items + kThreads - 1) / kThreads);
 }
 
-// f(b, i) for node b = blockIdx.y and every element i < per_node: the one kernel shape of the
+// f(b, i) for node b < count and every element i < per_node: the one kernel shape of the
 // element steps (the math is in the *_batch_math.hpp headers, which the host executors run).
-template <class F> __global__ void each_element_kernel(F f, std::size_t per_node) {
+// Nodes are the grid's y dimension, in launches of at most kMaxGridY of them.
+template <class F> __global__ void each_element_kernel(F f, std::size_t per_node, int first_node) {
   const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < per_node)
-    f(static_cast<int>(blockIdx.y), i);
+    f(first_node + static_cast<int>(blockIdx.y), i);
 }
 
 template <class F> void each_element(cudaStream_t stream, int count, std::size_t per_node, F f) {
-  if (per_node == 0 || count == 0)
+  if (per_node == 0)
     return;
-  each_element_kernel<<<dim3(blocks_for(per_node), static_cast<unsigned>(count)), kThreads, 0,
-                        stream>>>(f, per_node);
+  constexpr int kSlice = static_cast<int>(kMaxGridY);
+  for (int first = 0; first < count; first += kSlice)
+    each_element_kernel<<<dim3(blocks_for(per_node),
+                               static_cast<unsigned>(std::min(kSlice, count - first))),
+                          kThreads, 0, stream>>>(f, per_node, first);
 }
 
 // Device memory (cudaMalloc) or pinned host memory (cudaMallocHost, for asynchronous

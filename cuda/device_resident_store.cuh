@@ -133,13 +133,8 @@ public:
                          mix_first_.device.data, mix_in_.device.data,   mix_in_w_.device.data};
     float* models = models_.data;
     const std::size_t P = P_;
-    // In launches of at most kMaxGridY nodes (the grid's y dimension).
-    for (std::size_t first = 0; first < count; first += kMaxGridY) {
-      const auto offset = static_cast<int>(first);
-      each_element(
-          stream_, static_cast<int>(std::min(kMaxGridY, count - first)), P,
-          [=] __device__(int i, std::size_t e) { mix_element(batch, models, P, offset + i, e); });
-    }
+    each_element(stream_, static_cast<int>(count), P,
+                 [=] __device__(int b, std::size_t e) { mix_element(batch, models, P, b, e); });
     check(cudaGetLastError(), "kernel launch (resident mixing)");
   }
 
@@ -198,13 +193,9 @@ public:
     const float* models = models_.data;
     float* momenta = momenta_.data; // null without momentum: never read then
     const std::size_t P = P_;
-    for (std::size_t first = 0; first < count; first += kMaxGridY) {
-      const auto offset = static_cast<int>(first);
-      each_element(stream_, static_cast<int>(std::min(kMaxGridY, count - first)), P,
-                   [=] __device__(int i, std::size_t e) {
-                     local_step_element(batch, grads, models, momenta, P, offset + i, e);
-                   });
-    }
+    each_element(stream_, static_cast<int>(count), P, [=] __device__(int b, std::size_t e) {
+      local_step_element(batch, grads, models, momenta, P, b, e);
+    });
     check(cudaGetLastError(), "kernel launch (resident local steps)");
     check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }

@@ -70,14 +70,10 @@ void CpuResidentGradients::pull_models(std::span<float> models) {
 void CpuResidentGradients::run_mix(int node) {
   Mix& m = mixes_[static_cast<std::size_t>(node)];
   m.queued = false;
-  const float* self = messages_[m.self].data();
-  float* dst = model(node).data();
-  constexpr std::size_t kBlock = GossipProtocol::kBlock;
-  for (std::size_t first = 0; first < dim_; first += kBlock)
-    weighted_sum(
-        m.self_w, self + first, m.w,
-        [&](std::size_t c) { return messages_[m.ids[c]].data() + first; },
-        std::min(kBlock, dim_ - first), dst + first);
+  weighted_sum_blocked(
+      m.self_w, messages_[m.self].data(), m.w,
+      [&](std::size_t c) -> const float* { return messages_[m.ids[c]].data(); }, dim_,
+      model(node).data(), GossipProtocol::kBlock);
 }
 
 void CpuResidentGradients::compute(std::span<GradientJob> jobs) {

@@ -102,6 +102,15 @@ void GossipProtocol::mix_range(int node, int k, std::span<const float> self, std
       [&](std::size_t c) { return s.mix_in[c].view().data() + offset; }, len, dst);
 }
 
+void GossipProtocol::mix(int node, int k, std::span<const float> self, std::span<float> dst) const {
+  const Node& s = nodes_[index(node)];
+  const std::size_t offset = static_cast<std::size_t>(k) * dim_;
+  weighted_sum_blocked(
+      s.mix_self_w, self.data(),
+      std::span<const float>(s.mix_w).first(static_cast<std::size_t>(s.mix_count)),
+      [&](std::size_t c) { return s.mix_in[c].view().data() + offset; }, dim_, dst.data(), kBlock);
+}
+
 void GossipProtocol::queue_mix(int node) {
   Node& s = nodes_[index(node)];
   DTSIM_ASSERT(resident_ && s.mix_self, "queue_mix() needs a resident backend and keep_sent");

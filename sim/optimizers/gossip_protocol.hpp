@@ -97,10 +97,7 @@ protected:
   // Block by block, so that each block of dst stays in L1 while the neighbours' blocks are
   // added to it: one read of every input and one write of dst, instead of a pass over dst per
   // neighbour. Per element the operations and their order are those of one whole-vector pass.
-  void mix(int node, int k, std::span<const float> self, std::span<float> dst) const {
-    for (std::size_t first = 0; first < dim_; first += kBlock)
-      mix_range(node, k, self, first, std::min(kBlock, dim_ - first), dst.data() + first);
-  }
+  void mix(int node, int k, std::span<const float> self, std::span<float> dst) const;
   // --- a resident backend (ResidentVectors) instead of host vectors ---
   // From attach_resident: the hooks then queue their math there instead of doing it.
   void set_resident(ResidentVectors& vectors) { resident_ = &vectors; }

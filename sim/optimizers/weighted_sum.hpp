@@ -5,6 +5,7 @@
 
 #include "sim/core/flat_vector.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <span>
 
@@ -23,6 +24,19 @@ void weighted_sum(float self_w, const float* self, std::span<const float> w, Inp
     out = self_w * ConstVecMap(self, n);
   for (std::size_t c = 0; c < w.size(); ++c)
     out += w[c] * ConstVecMap(input(c), n);
+}
+
+// weighted_sum over a whole vector of `len` floats in blocks of `block`, so that each block
+// of dst stays in L1 while the inputs' blocks are added to it; input(c) gives the c-th
+// vector's start. Per element the operations are those of one block: GossipProtocol::mix
+// and a resident backend on the host block alike, so their results are the same bits.
+template <class Input>
+void weighted_sum_blocked(float self_w, const float* self, std::span<const float> w, Input input,
+                          std::size_t len, float* dst, std::size_t block) {
+  for (std::size_t first = 0; first < len; first += block)
+    weighted_sum(
+        self_w, self + first, w, [&](std::size_t c) { return input(c) + first; },
+        std::min(block, len - first), dst + first);
 }
 
 } // namespace dtsim

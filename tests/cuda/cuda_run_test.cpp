@@ -29,6 +29,14 @@ TraceContents run(const std::string& backend, const std::string& name,
   return read_trace(out);
 }
 
+// Whether to run: a device is needed. The output line is what CTest reports as skipped.
+bool have_device() {
+  const std::string why = cuda::unavailable_reason();
+  if (!why.empty())
+    MESSAGE("SKIPPED: " << why);
+  return why.empty();
+}
+
 bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](double x, double y) {
            return std::bit_cast<std::uint64_t>(x) == std::bit_cast<std::uint64_t>(y);
@@ -39,11 +47,8 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
 
 TEST_SUITE("cuda") {
   TEST_CASE("CUDA: a Fashion-MNIST run ends within 0.5 accuracy points of the CPU's") {
-    const std::string why = cuda::unavailable_reason();
-    if (!why.empty()) {
-      MESSAGE("SKIPPED: " << why);
+    if (!have_device())
       return;
-    }
     const TraceContents cpu = run("cpu", "cpu");
     const TraceContents gpu = run("cuda", "cuda");
     const TraceContents again = run("cuda", "cuda-again");
@@ -58,11 +63,8 @@ TEST_SUITE("cuda") {
   }
 
   TEST_CASE("CUDA: a short ResNet-20 run ends within 0.5 accuracy points of the CPU's") {
-    const std::string why = cuda::unavailable_reason();
-    if (!why.empty()) {
-      MESSAGE("SKIPPED: " << why);
+    if (!have_device())
       return;
-    }
     // 4 nodes, 40 synchronous rounds of 32 Fashion-MNIST images each, the averaged model
     // evaluated at the start and the end on the whole test split: on 1,000 images one
     // image is 0.1 points, and two float trajectories 40 steps apart differ by a few images.
@@ -78,11 +80,8 @@ TEST_SUITE("cuda") {
   }
 
   TEST_CASE("CUDA: cuda-resident keeps the vectors on the device and matches cpu-resident") {
-    const std::string why = cuda::unavailable_reason();
-    if (!why.empty()) {
-      MESSAGE("SKIPPED: " << why);
+    if (!have_device())
       return;
-    }
     // The quickstart is synchronous adapt-then-combine D-PSGD: resident on both.
     const TraceContents cpu = run("cpu-resident", "resident-cpu");
     const TraceContents gpu = run("cuda-resident", "resident-cuda");
