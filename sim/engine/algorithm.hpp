@@ -53,6 +53,15 @@ public:
   // after_gradient say false: their gradients then live in per-thread scratch that stays in
   // cache, instead of one buffer per node.
   virtual bool reads_gradient_after_task() const { return true; }
+  // A model kept as its inputs. Engine thread, just before node's gradient task starts:
+  // true when that task's before_gradient will overwrite the whole model without reading
+  // it, from inputs the algorithm then keeps until this is asked again for the node. The
+  // engine may then run the task on a per-thread working copy and leave the node's stored
+  // model stale, which spares the memory traffic of writing it (for D-PSGD on a large
+  // model, two of the nine passes over memory per step); before anything reads the stored
+  // model it calls rebuild_model, which writes the same bits from the kept inputs.
+  virtual bool keep_model_inputs(int /*node*/) { return false; }
+  virtual void rebuild_model(int /*node*/, std::span<float> /*x*/) const {}
   // Whether this algorithm can do its vector math on a resident backend's vectors; if so it
   // keeps the reference and from then on its hooks queue their math there (and ignore their
   // host spans, which are then empty or stale).

@@ -10,7 +10,7 @@ namespace dtsim {
 
 CpuBatchedGradients::CpuBatchedGradients(const Model& model, const Dataset& train, int batch_size)
     : model_(model), train_(train),
-      scratch_(model, static_cast<int>(train.num_features()), batch_size, false) {}
+      scratch_(model, static_cast<int>(train.num_features()), batch_size, false, false) {}
 
 std::string CpuBatchedGradients::describe() const {
   return "cpu-batched (" + model_.describe() + ")";

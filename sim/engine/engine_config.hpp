@@ -42,6 +42,10 @@ struct EngineConfig {
   bool eval_per_epoch = false;
   bool eval_herding_bound = false;
   bool record_events = false;
+  // Per-node tasks of algorithms that can rebuild a model from kept inputs run on per-thread
+  // working copies (Algorithm::keep_model_inputs). Traces are the same bits either way;
+  // false is for tests that show it.
+  bool working_copies = true;
   std::atomic<bool>* interrupt = nullptr;           // set from a signal handler
   std::function<void(const Progress&)> on_progress; // wall-clock paced, display only
 };

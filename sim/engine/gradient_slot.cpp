@@ -35,10 +35,11 @@ void GradientSlot::enable_per_example() {
 }
 
 void GradientSlot::launch(std::span<float> params, Algorithm& algorithm, ExampleOrder& order,
-                          int node) {
+                          int node, bool on_working_copy) {
   DTSIM_ASSERT(!busy_, "a node started a gradient while one was in flight");
   busy_ = true;
   if (batcher_ != nullptr) {
+    DTSIM_ASSERT(!on_working_copy, "a batched gradient has no working copy of the model");
     params_ = params;
     algorithm_ = &algorithm;
     node_ = node;
@@ -47,13 +48,17 @@ void GradientSlot::launch(std::span<float> params, Algorithm& algorithm, Example
     batcher_->add(*this);
     return;
   }
-  group_.run([this, params, &algorithm, &order, node] {
+  group_.run([this, node_params = params, &algorithm, &order, node, on_working_copy] {
     // Wall times are statistics for the benchmark only; they never feed the simulation.
     using Clock = std::chrono::steady_clock;
     const auto t0 = Clock::now();
-    algorithm.before_gradient(node, params);
-    const auto t1 = Clock::now();
     TaskScratch& s = scratch_->local();
+    DTSIM_ASSERT(!on_working_copy || static_cast<std::size_t>(s.model.size()) == node_params.size(),
+                 "the task scratch has no working copy of the model");
+    const std::span<float> x =
+        on_working_copy ? std::span<float>(s.model.data(), node_params.size()) : node_params;
+    algorithm.before_gradient(node, x);
+    const auto t1 = Clock::now();
     const auto n = static_cast<std::size_t>(count_);
     const BatchView view = s.gather(*train_, std::span<const std::uint32_t>(indices_).first(n));
     Vec& grad_buffer = grad_.size() > 0 ? grad_ : s.grad;
@@ -61,15 +66,15 @@ void GradientSlot::launch(std::span<float> params, Algorithm& algorithm, Example
     auto t2 = t1;
     if (per_example_.size() > 0) {
       const std::span<float> per{per_example_.data(), model_.num_params() * n};
-      loss_ = model_.loss_and_per_example_grads(params, view, grad, per, *s.workspace);
+      loss_ = model_.loss_and_per_example_grads(x, view, grad, per, *s.workspace);
       t2 = Clock::now();
       order.observe(node, std::span<const std::uint32_t>(indices_).first(n), per);
     } else {
-      loss_ = model_.loss_and_grad(params, view, grad, *s.workspace);
+      loss_ = model_.loss_and_grad(x, view, grad, *s.workspace);
       t2 = Clock::now();
     }
     const auto t3 = Clock::now();
-    algorithm.after_gradient(node, params, grad);
+    algorithm.after_gradient(node, x, grad);
     const auto t4 = Clock::now();
     gradient_wall_s_ = std::chrono::duration<double>(t2 - t1).count();
     order_wall_s_ = std::chrono::duration<double>(t3 - t2).count();

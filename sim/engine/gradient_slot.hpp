@@ -50,8 +50,12 @@ public:
   std::size_t per_example_bytes() const {
     return static_cast<std::size_t>(per_example_.size()) * sizeof(float);
   }
-  // `order` observes the per-example gradients when enable_per_example() was called.
-  void launch(std::span<float> params, Algorithm& algorithm, ExampleOrder& order, int node);
+  // `order` observes the per-example gradients when enable_per_example() was called. With
+  // `on_working_copy` (per-node tasks only) the task runs on its thread's TaskScratch::model
+  // instead of `params`, which it leaves untouched: the algorithm's before_gradient must
+  // then write all of it (Algorithm::keep_model_inputs said so).
+  void launch(std::span<float> params, Algorithm& algorithm, ExampleOrder& order, int node,
+              bool on_working_copy = false);
   void join();
   void wait();
   bool busy() const { return busy_; }

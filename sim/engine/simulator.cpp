@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tbb/parallel_for.h>
 
 namespace dtsim {
 namespace {
@@ -30,7 +31,10 @@ Simulator::Simulator(const SimulationParts& parts, EngineConfig config)
     : parts_(parts), config_(std::move(config)), nodes_(parts.topology->size()),
       dim_(parts.timing ? 0 : parts.model->num_params()), order_(required_unless_timing(parts)),
       channel_(*this), deferred_(static_cast<std::size_t>(nodes_), 0),
-      deferred_since_(static_cast<std::size_t>(nodes_)), pool_(dim_),
+      deferred_since_(static_cast<std::size_t>(nodes_)),
+      model_kept_(static_cast<std::size_t>(nodes_), 0),
+      tasks_since_read_(static_cast<std::size_t>(nodes_), 0),
+      read_interval_(static_cast<std::size_t>(nodes_), 0), pool_(dim_),
       staleness_histogram_(kStalenessBins, 0) {
   node_params_.resize(static_cast<Eigen::Index>(dim_), nodes_);
   if (timing_only()) {
@@ -60,7 +64,7 @@ Simulator::Simulator(const SimulationParts& parts, EngineConfig config)
   } else if (!timing_only()) {
     task_scratch_ = std::make_unique<TaskScratchPool>(
         *parts.model, parts.train->num_features(), config_.batch_size,
-        !parts.algorithm->reads_gradient_after_task());
+        !parts.algorithm->reads_gradient_after_task(), config_.working_copies);
     for (int i = 0; i < nodes_; ++i) {
       slots_.push_back(std::make_unique<GradientSlot>(
           *parts.model, *parts.train, config_.batch_size, *task_scratch_,
@@ -97,6 +101,7 @@ Simulator::~Simulator() {
 std::span<float> Simulator::params(int node) {
   DTSIM_ASSERT(!computing(node), "params(node) written while its gradient is being computed");
   DTSIM_ASSERT(!resident_, "params(node) written in a run whose backend keeps the models");
+  settle_model(node);
   return {node_params_.col(node).data(), dim_};
 }
 
@@ -106,7 +111,67 @@ std::span<const float> Simulator::params_view(int node) const {
     slots_[static_cast<std::size_t>(node)]->wait();
   if (models_stale())
     pull_models();
+  settle_model(node);
   return {node_params_.col(node).data(), dim_};
+}
+
+void Simulator::settle_model(int node) const {
+  const auto i = static_cast<std::size_t>(node);
+  if (tasks_since_read_[i] > 0) {
+    read_interval_[i] = tasks_since_read_[i];
+    tasks_since_read_[i] = 0;
+  }
+  rebuild_kept_model(node);
+}
+
+void Simulator::rebuild_kept_model(int node) const {
+  const auto i = static_cast<std::size_t>(node);
+  if (!model_kept_[i])
+    return;
+  const auto t0 = std::chrono::steady_clock::now();
+  parts_.algorithm->rebuild_model(node, {node_params_.col(node).data(), dim_});
+  rebuild_wall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  model_kept_[i] = 0;
+  ++model_rebuilds_;
+}
+
+void Simulator::settle_models() const {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::int64_t rebuilt = 0;
+  for (std::size_t i = 0; i < model_kept_.size(); ++i) {
+    if (tasks_since_read_[i] > 0) {
+      read_interval_[i] = tasks_since_read_[i];
+      tasks_since_read_[i] = 0;
+    }
+    rebuilt += model_kept_[i];
+  }
+  if (rebuilt == 0)
+    return;
+  // Each rebuild writes its own node's column from inputs nobody writes now: any order,
+  // any thread, the same bits.
+  tbb::parallel_for(0, nodes_, [this](int node) {
+    const auto i = static_cast<std::size_t>(node);
+    if (model_kept_[i])
+      parts_.algorithm->rebuild_model(node, {node_params_.col(node).data(), dim_});
+  });
+  std::fill(model_kept_.begin(), model_kept_.end(), 0);
+  model_rebuilds_ += rebuilt;
+  rebuild_wall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+bool Simulator::run_on_working_copy(int node) {
+  const auto i = static_cast<std::size_t>(node);
+  ++tasks_since_read_[i];
+  if (batcher_ || !parts_.algorithm->keep_model_inputs(node)) {
+    rebuild_kept_model(node); // the task's before_gradient may read the stored model
+    return false;
+  }
+  // The task will overwrite the stored model unless it runs on a copy: either way the
+  // kept inputs are the model's from now on.
+  model_kept_[i] = config_.working_copies && (read_interval_[i] >= kTasksWorthKeeping ||
+                                              tasks_since_read_[i] >= kTasksWorthKeeping);
+  tasks_on_working_copy_ += model_kept_[i];
+  return model_kept_[i] != 0;
 }
 
 void Simulator::pull_models() const {
@@ -165,9 +230,10 @@ bool Simulator::launch_gradient(int node) {
   slot.set_count(count);
   slot.started = now_;
   // A resident backend finds the model by the node.
+  const bool on_copy = !resident_ && run_on_working_copy(node);
   slot.launch(resident_ ? std::span<float>()
                         : std::span<float>(node_params_.col(node).data(), dim_),
-              *parts_.algorithm, *order_, node);
+              *parts_.algorithm, *order_, node, on_copy);
   push_work(now_ + slot.duration, EventKind::GradientReady, node, -1, 0);
   return true;
 }
@@ -405,6 +471,7 @@ void Simulator::measure_epoch() {
     slot->wait();
   if (models_stale())
     pull_models();
+  settle_models();
   const auto t0 = std::chrono::steady_clock::now();
   const auto completed = static_cast<std::int64_t>(std::floor(epochs()));
   epochs_measured_ = completed;
@@ -495,6 +562,7 @@ void Simulator::evaluate() {
     slot->wait();
   if (models_stale())
     pull_models();
+  settle_models();
   const auto t0 = std::chrono::steady_clock::now();
   last_eval_time_ = now_;
   ++evaluations_;
@@ -658,6 +726,9 @@ RunSummary Simulator::summary() const {
       {"order_engine_wall_seconds", order_engine_wall_s_},
       {"epoch_wall_seconds", epoch_wall_s_},
       {"order_bytes", static_cast<double>(order_bytes_)},
+      {"tasks_on_working_copy", static_cast<double>(tasks_on_working_copy_)},
+      {"model_rebuilds", static_cast<double>(model_rebuilds_)},
+      {"model_rebuild_wall_seconds", rebuild_wall_s_},
   };
   if (batcher_) {
     const TransferStats bus = batcher_->backend().transfers();
@@ -778,6 +849,7 @@ RunResult Simulator::run(RunHeader header) {
   r.final_test_loss = final_loss();
   r.gradient_wall_seconds = gradient_wall_s_;
   r.algorithm_task_wall_seconds = hooks_wall_s_;
+  r.model_rebuild_wall_seconds = rebuild_wall_s_;
   r.eval_wall_seconds = eval_wall_s_;
   r.order_wall_seconds = order_task_wall_s_ + order_engine_wall_s_;
   r.epoch_wall_seconds = epoch_wall_s_;

@@ -68,6 +68,7 @@ struct RunResult {
   double final_test_loss = 0;
   double gradient_wall_seconds = 0;       // forward/backward, summed over tasks (statistics only)
   double algorithm_task_wall_seconds = 0; // before/after_gradient hooks, summed over tasks
+  double model_rebuild_wall_seconds = 0;  // stored models rebuilt from kept mixing inputs
   double eval_wall_seconds = 0;
   double order_wall_seconds = 0; // orderer work: in the tasks and on the engine thread
   double epoch_wall_seconds = 0; // per-epoch measurements (eval.per_epoch)
@@ -194,6 +195,24 @@ private:
   Channel channel_;
   std::vector<char> deferred_; // start_gradient called, waiting for the orderer
   std::vector<SimTime> deferred_since_;
+  // Models kept as their inputs (Algorithm::keep_model_inputs): the node's column of
+  // node_params_ is stale and the algorithm holds what rebuilds it. settle_model() rebuilds
+  // it before anything reads it. A rebuild reads the node's inputs and writes the model
+  // (five passes over memory on a ring) where a task on a working copy spares two, so a
+  // node's task runs on one only when the node's last interval between reads had at least
+  // kTasksWorthKeeping tasks or the current one has reached that many.
+  static constexpr std::int64_t kTasksWorthKeeping = 3;
+  mutable std::vector<char> model_kept_;
+  mutable std::vector<std::int64_t> tasks_since_read_;
+  mutable std::vector<std::int64_t> read_interval_; // tasks between the node's last two reads
+  mutable std::int64_t model_rebuilds_ = 0;
+  mutable double rebuild_wall_s_ = 0;
+  std::int64_t tasks_on_working_copy_ = 0;
+  void settle_model(int node) const;       // a read of the node's model
+  void rebuild_kept_model(int node) const; // the same without counting a read
+  void settle_models() const;              // every node, rebuilds in parallel
+  // Engine thread, before node's task starts: whether it runs on a working copy.
+  bool run_on_working_copy(int node);
   std::unique_ptr<EpochProbe> probe_; // eval.per_epoch only
   std::vector<Rng> algorithm_rngs_;
   std::vector<NodeStats> stats_;

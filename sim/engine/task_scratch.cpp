@@ -19,14 +19,16 @@ BatchView TaskScratch::gather(const Dataset& train, std::span<const std::uint32_
 }
 
 TaskScratchPool::TaskScratchPool(const Model& model, int num_features, int batch_size,
-                                 bool with_gradient)
-    : sets_([&model, num_features, batch_size, with_gradient] {
+                                 bool with_gradient, bool with_model)
+    : sets_([&model, num_features, batch_size, with_gradient, with_model] {
         TaskScratch s;
         s.batch.resize(num_features, batch_size);
         s.labels.resize(static_cast<std::size_t>(batch_size));
         s.workspace = model.make_workspace(batch_size);
         if (with_gradient)
           s.grad.resize(static_cast<Eigen::Index>(model.num_params()));
+        if (with_model)
+          s.model.resize(static_cast<Eigen::Index>(model.num_params()));
         return s;
       }) {}
 

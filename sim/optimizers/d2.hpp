@@ -34,6 +34,7 @@ public:
 private:
   void local_step(int node, std::span<const float> x, std::span<float> grad) override;
   void combine(int node, std::span<float> x) override;
+  bool combine_is_mix() const override { return true; }
 
   float weight_decay_;
   std::vector<Vec> x_prev_;

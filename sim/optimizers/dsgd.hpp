@@ -38,6 +38,7 @@ public:
 private:
   void local_step(int node, std::span<const float> x, std::span<float> grad) override;
   void combine(int node, std::span<float> x) override;
+  bool combine_is_mix() const override { return adapt_then_combine_ && !resident(); }
 
   std::string name_;
   bool adapt_then_combine_;

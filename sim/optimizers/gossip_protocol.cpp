@@ -38,9 +38,9 @@ GossipProtocol::GossipProtocol(const Params& p, const AlgorithmSetup& setup, con
   const auto max_degree = static_cast<std::size_t>(mixing_->max_degree());
   for (int i = 0; i < setup.nodes; ++i) {
     Node& s = nodes_[index(i)];
-    s.mix_in.resize(max_degree);
+    s.mix.resize(max_degree);
+    s.kept.resize(max_degree);
     s.mix_ids.resize(max_degree);
-    s.mix_w.resize(max_degree);
     if (async_) {
       const std::size_t deg = topology_.neighbors(i).size();
       s.latest.resize(deg);
@@ -88,40 +88,65 @@ std::span<float> GossipProtocol::outgoing(int node, int k) {
 
 std::span<const float> GossipProtocol::sent(int node, int k) const {
   const Node& s = nodes_[index(node)];
-  DTSIM_ASSERT(s.mix_self, "sent() needs Options::keep_sent");
-  return s.mix_self.view().subspan(static_cast<std::size_t>(k) * dim_, dim_);
+  DTSIM_ASSERT(s.mix.self, "sent() needs Options::keep_sent");
+  return s.mix.self.view().subspan(static_cast<std::size_t>(k) * dim_, dim_);
 }
 
 void GossipProtocol::mix_range(int node, int k, std::span<const float> self, std::size_t first,
                                std::size_t len, float* dst) const {
-  const Node& s = nodes_[index(node)];
+  const MixInputs& in = nodes_[index(node)].mix;
   const std::size_t offset = static_cast<std::size_t>(k) * dim_ + first;
   weighted_sum(
-      s.mix_self_w, self.data() + first,
-      std::span<const float>(s.mix_w).first(static_cast<std::size_t>(s.mix_count)),
-      [&](std::size_t c) { return s.mix_in[c].view().data() + offset; }, len, dst);
+      in.self_w, self.data() + first,
+      std::span<const float>(in.w).first(static_cast<std::size_t>(in.count)),
+      [&](std::size_t c) { return in.in[c].view().data() + offset; }, len, dst);
+}
+
+void GossipProtocol::weighted_mix(const MixInputs& in, int k, const float* self, float* dst) const {
+  const std::size_t offset = static_cast<std::size_t>(k) * dim_;
+  weighted_sum_blocked(
+      in.self_w, self, std::span<const float>(in.w).first(static_cast<std::size_t>(in.count)),
+      [&](std::size_t c) { return in.in[c].view().data() + offset; }, dim_, dst, kBlock);
 }
 
 void GossipProtocol::mix(int node, int k, std::span<const float> self, std::span<float> dst) const {
-  const Node& s = nodes_[index(node)];
-  const std::size_t offset = static_cast<std::size_t>(k) * dim_;
-  weighted_sum_blocked(
-      s.mix_self_w, self.data(),
-      std::span<const float>(s.mix_w).first(static_cast<std::size_t>(s.mix_count)),
-      [&](std::size_t c) { return s.mix_in[c].view().data() + offset; }, dim_, dst.data(), kBlock);
+  weighted_mix(nodes_[index(node)].mix, k, self.data(), dst.data());
+}
+
+bool GossipProtocol::keep_model_inputs(int node) {
+  Node& s = nodes_[index(node)];
+  if (!s.mix_pending || !combine_is_mix())
+    return false;
+  s.kept.self = s.mix.self;
+  s.kept.self_w = s.mix.self_w;
+  s.kept.count = s.mix.count;
+  for (std::size_t c = 0; c < static_cast<std::size_t>(s.mix.count); ++c) {
+    s.kept.in[c] = s.mix.in[c];
+    s.kept.w[c] = s.mix.w[c];
+  }
+  for (std::size_t c = static_cast<std::size_t>(s.mix.count); c < s.kept.in.size(); ++c)
+    s.kept.in[c] = SharedBuffer();
+  return true;
+}
+
+void GossipProtocol::rebuild_model(int node, std::span<float> x) const {
+  const MixInputs& kept = nodes_[index(node)].kept;
+  DTSIM_ASSERT(kept.self, "rebuild_model() of a node whose inputs were not kept");
+  // The same call as combine's mix(node, 0, sent(node, 0), x): the same bits.
+  weighted_mix(kept, 0, kept.self.view().data(), x.data());
 }
 
 void GossipProtocol::queue_mix(int node) {
   Node& s = nodes_[index(node)];
-  DTSIM_ASSERT(resident_ && s.mix_self, "queue_mix() needs a resident backend and keep_sent");
+  DTSIM_ASSERT(resident_ && s.mix.self, "queue_mix() needs a resident backend and keep_sent");
   // Ids are unique within one pool: messages of several vectors (pool_) would collide.
   DTSIM_ASSERT(!pool_, "resident mixing of multi-vector messages");
-  const auto count = static_cast<std::size_t>(s.mix_count);
+  const auto count = static_cast<std::size_t>(s.mix.count);
   for (std::size_t c = 0; c < count; ++c)
-    s.mix_ids[c] = s.mix_in[c].id();
-  resident_->mix_into_model(node, s.mix_self.id(), s.mix_self_w,
+    s.mix_ids[c] = s.mix.in[c].id();
+  resident_->mix_into_model(node, s.mix.self.id(), s.mix.self_w,
                             std::span<const std::uint32_t>(s.mix_ids).first(count),
-                            std::span<const float>(s.mix_w).first(count));
+                            std::span<const float>(s.mix.w).first(count));
 }
 
 void GossipProtocol::start(Context& ctx) {
@@ -174,10 +199,10 @@ void GossipProtocol::before_gradient(int node, std::span<float> x) {
 void GossipProtocol::on_gradient(Context& ctx, int node, const GradientResult&) {
   Node& s = nodes_[index(node)];
   // The task that used the previous mixing inputs is done: let them go.
-  s.mix_self = SharedBuffer();
-  for (int c = 0; c < s.mix_count; ++c)
-    s.mix_in[index(c)] = SharedBuffer();
-  s.mix_count = 0;
+  s.mix.self = SharedBuffer();
+  for (int c = 0; c < s.mix.count; ++c)
+    s.mix.in[index(c)] = SharedBuffer();
+  s.mix.count = 0;
   if (!ready_to_send(ctx, node)) {
     s.held = true;
     s.wait_start = ctx.now();
@@ -208,11 +233,11 @@ void GossipProtocol::finish_step(Context& ctx, int node) {
       staleness = std::max(staleness, s.round - 1 - step);
     ctx.record_update(node, staleness);
     const auto w = topology_.weights(node);
-    s.mix_self_w = static_cast<float>(topology_.self_weight(node));
-    s.mix_count = static_cast<int>(s.latest.size());
+    s.mix.self_w = static_cast<float>(topology_.self_weight(node));
+    s.mix.count = static_cast<int>(s.latest.size());
     for (std::size_t k = 0; k < s.latest.size(); ++k) {
-      s.mix_in[k] = s.latest[k];
-      s.mix_w[k] = static_cast<float>(w[k]);
+      s.mix.in[k] = s.latest[k];
+      s.mix.w[k] = static_cast<float>(w[k]);
     }
     mix_next(ctx, node);
     return;
@@ -291,12 +316,12 @@ void GossipProtocol::try_mix(Context& ctx, int node) {
     return;
   ctx.record_idle(node, ctx.now() - s.wait_start);
   s.step_done = false;
-  s.mix_self_w = static_cast<float>(row.self_weight);
-  s.mix_count = need;
+  s.mix.self_w = static_cast<float>(row.self_weight);
+  s.mix.count = need;
   for (std::size_t k = 0; k < row.in.size(); ++k)
-    s.mix_w[k] = static_cast<float>(row.weights[k]);
+    s.mix.w[k] = static_cast<float>(row.weights[k]);
   if (box) {
-    s.mix_in.swap(box->from); // box->from now holds the released handles of the last mix
+    s.mix.in.swap(box->from); // box->from now holds the released handles of the last mix
     box->round = -1;
     box->received = 0;
   }
@@ -308,7 +333,7 @@ void GossipProtocol::try_mix(Context& ctx, int node) {
 void GossipProtocol::mix_next(Context& ctx, int node) {
   Node& s = nodes_[index(node)];
   if (options_.keep_sent)
-    s.mix_self = s.out;
+    s.mix.self = s.out;
   s.mix_pending = true;
   s.out = new_message(ctx);
   s.task_step = s.round;

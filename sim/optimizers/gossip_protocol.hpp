@@ -40,6 +40,10 @@ public:
   void before_gradient(int node, std::span<float> x) final;
   void after_gradient(int node, std::span<const float> x, std::span<float> grad) final;
   bool reads_gradient_after_task() const override { return false; } // used in the task
+  // For methods whose combine is a plain mix (combine_is_mix): the node's next model is
+  // its mixing inputs, kept until the following mixing.
+  bool keep_model_inputs(int node) final;
+  void rebuild_model(int node, std::span<float> x) const final;
   void add_metrics(std::vector<std::pair<std::string, double>>& columns) const override;
   // The algorithm's own message pool (multi-vector messages); subclasses add their state.
   std::size_t state_bytes() const override;
@@ -68,6 +72,9 @@ protected:
   // node-private state only.
   virtual void local_step(int node, std::span<const float> x, std::span<float> grad) = 0;
   virtual void combine(int node, std::span<float> x) = 0;
+  // True when combine(node, x) is exactly mix(node, 0, sent(node, 0), x) (host vectors):
+  // the engine may then keep a node's model as its mixing inputs (keep_model_inputs).
+  virtual bool combine_is_mix() const { return false; }
 
   // Engine thread: false holds node's messages of the step that just finished (round(node))
   // until the subclass calls release(); meanwhile it may exchange its own messages (any tag
@@ -127,6 +134,17 @@ private:
     int received = 0;
     std::vector<SharedBuffer> from; // by position in the round's in-neighbour list
   };
+  struct MixInputs {
+    SharedBuffer self; // the node's own message (with Options::keep_sent)
+    float self_w = 1;
+    int count = 0;                // in-neighbours mixed
+    std::vector<SharedBuffer> in; // their messages, max-degree slots
+    std::vector<float> w;
+    void resize(std::size_t max_degree) {
+      in.resize(max_degree);
+      w.resize(max_degree);
+    }
+  };
   struct Node {
     std::int64_t round = 0;        // steps whose messages the node has mixed (sync) or sent (async)
     bool step_done = false;        // sync: the current round's message is sent
@@ -137,12 +155,11 @@ private:
     std::vector<std::int64_t> latest_step; // async
     // Inputs of the mixing that the next task applies (fixed before it starts).
     bool mix_pending = false;
-    SharedBuffer mix_self;
-    std::vector<SharedBuffer> mix_in;
-    std::vector<std::uint32_t> mix_ids; // resident: mix_in's ids, filled by queue_mix
-    std::vector<float> mix_w;
-    float mix_self_w = 1;
-    int mix_count = 0;
+    MixInputs mix;
+    std::vector<std::uint32_t> mix_ids; // resident: mix.in's ids, filled by queue_mix
+    // The inputs of the last mixing whose result the engine keeps as its inputs
+    // (keep_model_inputs), held until the next one.
+    MixInputs kept;
     std::int64_t task_step = 0;
     float lr = 0;
     float mix_lr = 0;
@@ -155,6 +172,8 @@ private:
   void try_mix(Context& ctx, int node);
   void mix_next(Context& ctx, int node);
   RoundInbox& inbox_for(Node& s, std::int64_t r);
+  // dst = in.self_w * self + sum_c in.w[c] * (vector k of in.in[c]), block by block.
+  void weighted_mix(const MixInputs& in, int k, const float* self, float* dst) const;
   int position(std::span<const int> list, int peer) const;
 
   const Topology& topology_;

@@ -7,6 +7,8 @@
 #include "sim/engine/gradient_slot.hpp"
 #include "support/params_helper.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <doctest/doctest.h>
 #include <tbb/global_control.h>
 
@@ -32,6 +34,29 @@ public:
 
 private:
   bool reads_after_;
+};
+
+// Writes each node's model in before_gradient from a table, as a mixing does from its
+// inputs, and records the model its after_gradient saw.
+class WritingAlgorithm final : public RecordingAlgorithm {
+public:
+  explicit WritingAlgorithm(std::vector<std::vector<float>> models)
+      : RecordingAlgorithm(static_cast<int>(models.size()), false), models_(std::move(models)),
+        seen_models(models_.size()) {}
+  void before_gradient(int node, std::span<float> x) override {
+    const auto& m = models_[static_cast<std::size_t>(node)];
+    std::copy(m.begin(), m.end(), x.begin());
+  }
+  void after_gradient(int node, std::span<const float> x, std::span<float> grad) override {
+    RecordingAlgorithm::after_gradient(node, x, grad);
+    seen_models[static_cast<std::size_t>(node)].assign(x.begin(), x.end());
+  }
+
+private:
+  std::vector<std::vector<float>> models_;
+
+public:
+  std::vector<std::vector<float>> seen_models;
 };
 
 class UnusedOrder : public ExampleOrder {
@@ -91,7 +116,7 @@ TEST_SUITE("engine") {
         CAPTURE(threads);
         tbb::global_control limit(tbb::global_control::max_allowed_parallelism,
                                   static_cast<std::size_t>(threads));
-        TaskScratchPool scratch(*model, kFeatures, kBatch, !reads_after);
+        TaskScratchPool scratch(*model, kFeatures, kBatch, !reads_after, false);
         RecordingAlgorithm algorithm(kNodes, reads_after);
         UnusedOrder order;
         std::vector<std::unique_ptr<GradientSlot>> slots;
@@ -117,6 +142,56 @@ TEST_SUITE("engine") {
               CHECK(slot.grad().empty());
           }
         }
+      }
+    }
+  }
+
+  TEST_CASE("GradientSlot: a task on a working copy leaves the node's stored model alone") {
+    constexpr int kNodes = 4, kBatch = 5, kFeatures = 12, kClasses = 4;
+    const Dataset data = noise_dataset(kFeatures, 40, kClasses);
+    const auto model = make_model(testing::make_params({{"kind", "mlp"}}), {kFeatures}, kClasses);
+    const std::size_t dim = model->num_params();
+    std::vector<std::vector<float>> written(kNodes, std::vector<float>(dim));
+    for (int i = 0; i < kNodes; ++i) {
+      Rng rng = Rng::stream(5, "test-init", static_cast<std::uint64_t>(i));
+      model->init(written[static_cast<std::size_t>(i)], rng);
+    }
+    for (const int threads : {1, 2}) {
+      CAPTURE(threads);
+      tbb::global_control limit(tbb::global_control::max_allowed_parallelism,
+                                static_cast<std::size_t>(threads));
+      TaskScratchPool scratch(*model, kFeatures, kBatch, true, true);
+      WritingAlgorithm algorithm(written);
+      UnusedOrder order;
+      // The stored models hold NaN: a task that read or wrote them would show.
+      std::vector<std::vector<float>> stored(kNodes, std::vector<float>(dim, std::nanf("")));
+      std::vector<std::unique_ptr<GradientSlot>> slots;
+      for (int i = 0; i < kNodes; ++i) {
+        slots.push_back(std::make_unique<GradientSlot>(*model, data, kBatch, scratch, false));
+        for (int k = 0; k < kBatch; ++k)
+          slots.back()->indices()[static_cast<std::size_t>(k)] = static_cast<std::uint32_t>(i + k);
+      }
+      for (int i = 0; i < kNodes; ++i)
+        slots[static_cast<std::size_t>(i)]->launch(stored[static_cast<std::size_t>(i)], algorithm,
+                                                   order, i, true);
+      for (int i = 0; i < kNodes; ++i) {
+        const auto u = static_cast<std::size_t>(i);
+        slots[u]->join();
+        CHECK(algorithm.seen_models[u] == written[u]);
+        CHECK(
+            std::all_of(stored[u].begin(), stored[u].end(), [](float v) { return std::isnan(v); }));
+        // The gradient is the written model's.
+        Eigen::MatrixXf batch(kFeatures, kBatch);
+        std::vector<std::int32_t> labels(kBatch);
+        for (int k = 0; k < kBatch; ++k) {
+          batch.col(k) = data.features.col(i + k);
+          labels[static_cast<std::size_t>(k)] = data.labels[static_cast<std::size_t>(i + k)];
+        }
+        std::vector<float> g(dim);
+        const auto ws = model->make_workspace(kBatch);
+        model->loss_and_grad(written[u], BatchView{batch.data(), kFeatures, kBatch, labels.data()},
+                             g, *ws);
+        CHECK(algorithm.seen[u] == g);
       }
     }
   }

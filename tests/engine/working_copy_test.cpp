@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+// Models kept as their mixing inputs (Algorithm::keep_model_inputs): tasks on per-thread
+// working copies, stored models rebuilt before they are read. Runs with and without them
+// must write the same trace, bit for bit, whenever and however often the models are read.
+#include "sim/scenario/run_plan.hpp"
+#include "sim/trace/memory_trace_sink.hpp"
+#include "support/tiny_scenarios.hpp"
+#include "support/trace_compare.hpp"
+
+#include <doctest/doctest.h>
+#include <tbb/global_control.h>
+
+using namespace dtsim;
+
+namespace {
+
+MemoryTraceSink run(const std::string& algorithm, const std::vector<std::string>& sets,
+                    bool working_copies, int threads) {
+  tbb::global_control limit(tbb::global_control::max_allowed_parallelism,
+                            static_cast<std::size_t>(threads));
+  RunPlan plan = plan_run_text(testing::tiny_scenario(algorithm), "tiny.yaml", sets);
+  plan.engine.working_copies = working_copies;
+  MemoryTraceSink sink;
+  const RunResult r = execute_plan(plan, sink, threads);
+  CHECK(r.status == RunStatus::Completed);
+  return sink;
+}
+
+double attribute(const MemoryTraceSink& s, const std::string& name) {
+  for (const auto& [n, v] : s.summary().number_attributes)
+    if (n == name)
+      return v;
+  FAIL("no attribute " << name);
+  return 0;
+}
+
+void check_same_run(const MemoryTraceSink& a, const MemoryTraceSink& b) {
+  REQUIRE(a.rows().size() >= 2);
+  testing::check_identical_rows(a.rows(), b.rows());
+  testing::check_identical_rows(a.epoch_rows(), b.epoch_rows());
+  CHECK(a.summary().node_columns == b.summary().node_columns);
+  CHECK(a.summary().staleness_histogram == b.summary().staleness_histogram);
+}
+
+} // namespace
+
+TEST_SUITE("engine") {
+  TEST_CASE("Working copies: runs write the traces of runs without them") {
+    struct Case {
+      const char* algorithm;
+      std::vector<std::string> sets;
+      bool keeps; // the algorithm's combine is a plain mix
+    };
+    // Evaluations every 0.05 s (the tiny scenario's: a few steps apart, models rebuilt at
+    // almost every read), only at the start and the end (nearly every task on a copy), per
+    // epoch with each node's training loss; sync and async gossip, momentum, Nesterov with
+    // weight decay, D2, a time-varying schedule; methods that mix otherwise never keep.
+    const std::vector<std::string> rare = {"eval={every_s: 100}"};
+    const std::vector<std::string> per_epoch = {"eval={every_s: 100, per_epoch: true}"};
+    const std::vector<Case> cases = {
+        {"{name: dsgd, lr: 0.1, momentum: 0.9}", {}, true},
+        {"{name: dsgd, lr: 0.1, momentum: 0.9}", rare, true},
+        {"{name: dsgdm, lr: 0.1, mode: async}", {}, true},
+        {"{name: dsgd, lr: 0.1, mode: async}", rare, true},
+        {"{name: dsgdm-n, lr: 0.1, weight_decay: 0.001}", per_epoch, true},
+        {"{name: d2, lr: 0.05}", {"topology.kind=complete", rare[0]}, true},
+        {"{name: dsgd, lr: 0.1}", {"topology.kind=one_peer_exponential", rare[0]}, true},
+        {"{name: dsgd, lr: 0.1, order: combine_then_adapt}", rare, false},
+        {"{name: qg-dsgdm, lr: 0.1}", rare, false}};
+    for (const Case& c : cases) {
+      CAPTURE(std::string(c.algorithm));
+      CAPTURE(c.sets.empty() ? std::string("default eval") : c.sets.back());
+      const MemoryTraceSink reference = run(c.algorithm, c.sets, false, 2);
+      CHECK(attribute(reference, "tasks_on_working_copy") == 0);
+      for (int threads : {1, 2}) {
+        const MemoryTraceSink copies = run(c.algorithm, c.sets, true, threads);
+        check_same_run(reference, copies);
+        const double on_copy = attribute(copies, "tasks_on_working_copy");
+        const double steps = attribute(copies, "gradient_steps");
+        if (!c.keeps) {
+          CHECK(on_copy == 0);
+          continue;
+        }
+        CHECK(on_copy > 0);
+        // Every read of a model that a task left on a copy rebuilt it: at least the final
+        // evaluation's, one per node.
+        CHECK(attribute(copies, "model_rebuilds") >= 8);
+        if (!c.sets.empty() && c.sets.back() == rare[0])
+          CHECK(on_copy > 0.9 * steps); // all but each node's first two tasks
+      }
+    }
+  }
+}
