@@ -12,6 +12,7 @@
 #include "sim/trace/memory_trace_sink.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -42,7 +43,16 @@ struct ScenarioTiming {
   double eval_s = 0;
   std::int64_t steps = 0;
   double accuracy = 0;
+  double tasks_on_working_copy = 0;
+  double model_rebuilds = 0;
 };
+
+double attribute(const MemoryTraceSink& sink, const std::string& name) {
+  for (const auto& [n, v] : sink.summary().number_attributes)
+    if (n == name)
+      return v;
+  return std::nan("");
+}
 
 ScenarioTiming run_scenario(int threads, const std::vector<std::string>& sets) {
   tbb::global_control limit(tbb::global_control::max_allowed_parallelism,
@@ -57,7 +67,9 @@ ScenarioTiming run_scenario(int threads, const std::vector<std::string>& sets) {
           r.algorithm_task_wall_seconds + r.model_rebuild_wall_seconds,
           r.eval_wall_seconds,
           r.gradient_steps,
-          r.final_test_accuracy};
+          r.final_test_accuracy,
+          attribute(sink, "tasks_on_working_copy"),
+          attribute(sink, "model_rebuilds")};
 }
 
 } // namespace
@@ -138,6 +150,8 @@ int main(int argc, char** argv) {
               "vector math %5.2f s + evaluation %5.2f s + engine %5.2f s; accuracy %.4f\n",
               one.wall_s, static_cast<double>(one.steps) / one.wall_s, one.gradient_s,
               one.algorithm_s, one.eval_s, engine, one.accuracy);
+  std::printf("  tasks on working copies of the model: %.0f of %lld; stored models rebuilt: %.0f\n",
+              one.tasks_on_working_copy, static_cast<long long>(one.steps), one.model_rebuilds);
   std::printf("  2 threads: wall %6.2f s, %6.0f node-steps/s, accuracy %.4f\n", two.wall_s,
               static_cast<double>(two.steps) / two.wall_s, two.accuracy);
   std::printf("  parallel speedup (1 -> 2 threads):    %5.2fx\n", one.wall_s / two.wall_s);
