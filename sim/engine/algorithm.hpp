@@ -62,6 +62,10 @@ public:
   // model it calls rebuild_model, which writes the same bits from the kept inputs.
   virtual bool keep_model_inputs(int /*node*/) { return false; }
   virtual void rebuild_model(int /*node*/, std::span<float> /*x*/) const {}
+  // Engine thread: the kept inputs are no longer needed (the stored model is current).
+  virtual void release_model_inputs(int /*node*/) {}
+  // Whether keep_model_inputs can ever say true (the engine then makes working copies).
+  virtual bool can_keep_model_inputs() const { return false; }
   // Whether this algorithm can do its vector math on a resident backend's vectors; if so it
   // keeps the reference and from then on its hooks queue their math there (and ignore their
   // host spans, which are then empty or stale).

@@ -51,8 +51,8 @@ void GradientSlot::launch(std::span<float> params, Algorithm& algorithm, Example
   group_.run([this, node_params = params, &algorithm, &order, node, on_working_copy] {
     // Wall times are statistics for the benchmark only; they never feed the simulation.
     using Clock = std::chrono::steady_clock;
-    const auto t0 = Clock::now();
     TaskScratch& s = scratch_->local();
+    const auto t0 = Clock::now();
     DTSIM_ASSERT(!on_working_copy || static_cast<std::size_t>(s.model.size()) == node_params.size(),
                  "the task scratch has no working copy of the model");
     const std::span<float> x =

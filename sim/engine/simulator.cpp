@@ -62,9 +62,10 @@ Simulator::Simulator(const SimulationParts& parts, EngineConfig config)
       slots_.push_back(std::make_unique<GradientSlot>(*parts.model, config_.batch_size, *batcher_,
                                                       resident_ != nullptr));
   } else if (!timing_only()) {
+    working_copies_ = config_.working_copies && parts.algorithm->can_keep_model_inputs();
     task_scratch_ = std::make_unique<TaskScratchPool>(
         *parts.model, parts.train->num_features(), config_.batch_size,
-        !parts.algorithm->reads_gradient_after_task(), config_.working_copies);
+        !parts.algorithm->reads_gradient_after_task(), working_copies_);
     for (int i = 0; i < nodes_; ++i) {
       slots_.push_back(std::make_unique<GradientSlot>(
           *parts.model, *parts.train, config_.batch_size, *task_scratch_,
@@ -130,6 +131,7 @@ void Simulator::rebuild_kept_model(int node) const {
     return;
   const auto t0 = std::chrono::steady_clock::now();
   parts_.algorithm->rebuild_model(node, {node_params_.col(node).data(), dim_});
+  parts_.algorithm->release_model_inputs(node);
   rebuild_wall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   model_kept_[i] = 0;
   ++model_rebuilds_;
@@ -154,6 +156,10 @@ void Simulator::settle_models() const {
     if (model_kept_[i])
       parts_.algorithm->rebuild_model(node, {node_params_.col(node).data(), dim_});
   });
+  // Handles are counted on the engine thread only.
+  for (int node = 0; node < nodes_; ++node)
+    if (model_kept_[static_cast<std::size_t>(node)])
+      parts_.algorithm->release_model_inputs(node);
   std::fill(model_kept_.begin(), model_kept_.end(), 0);
   model_rebuilds_ += rebuilt;
   rebuild_wall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -162,16 +168,16 @@ void Simulator::settle_models() const {
 bool Simulator::run_on_working_copy(int node) {
   const auto i = static_cast<std::size_t>(node);
   ++tasks_since_read_[i];
-  if (batcher_ || !parts_.algorithm->keep_model_inputs(node)) {
-    rebuild_kept_model(node); // the task's before_gradient may read the stored model
-    return false;
+  const bool worth_it = working_copies_ && (read_interval_[i] >= kTasksWorthKeeping ||
+                                            tasks_since_read_[i] >= kTasksWorthKeeping);
+  if (worth_it && parts_.algorithm->keep_model_inputs(node)) {
+    model_kept_[i] = 1;
+    ++tasks_on_working_copy_;
+    return true;
   }
-  // The task will overwrite the stored model unless it runs on a copy: either way the
-  // kept inputs are the model's from now on.
-  model_kept_[i] = config_.working_copies && (read_interval_[i] >= kTasksWorthKeeping ||
-                                              tasks_since_read_[i] >= kTasksWorthKeeping);
-  tasks_on_working_copy_ += model_kept_[i];
-  return model_kept_[i] != 0;
+  // The task runs on the stored model, which may read it: current, and nothing kept.
+  rebuild_kept_model(node);
+  return false;
 }
 
 void Simulator::pull_models() const {

@@ -206,6 +206,7 @@ private:
   // with 3, a 32-node run evaluated 20 times per epoch, 3 tasks per node between reads,
   // ran 10% slower than without copies; with 8 it runs as fast.)
   static constexpr std::int64_t kTasksWorthKeeping = 8;
+  bool working_copies_ = false; // per-node tasks of an algorithm that can keep inputs
   mutable std::vector<char> model_kept_;
   mutable std::vector<std::int64_t> tasks_since_read_;
   mutable std::vector<std::int64_t> read_interval_; // tasks between the node's last two reads

@@ -129,6 +129,14 @@ bool GossipProtocol::keep_model_inputs(int node) {
   return true;
 }
 
+void GossipProtocol::release_model_inputs(int node) {
+  MixInputs& kept = nodes_[index(node)].kept;
+  kept.self = SharedBuffer();
+  for (SharedBuffer& in : kept.in)
+    in = SharedBuffer();
+  kept.count = 0;
+}
+
 void GossipProtocol::rebuild_model(int node, std::span<float> x) const {
   const MixInputs& kept = nodes_[index(node)].kept;
   DTSIM_ASSERT(kept.self, "rebuild_model() of a node whose inputs were not kept");

@@ -44,6 +44,8 @@ public:
   // its mixing inputs, kept until the following mixing.
   bool keep_model_inputs(int node) final;
   void rebuild_model(int node, std::span<float> x) const final;
+  void release_model_inputs(int node) final;
+  bool can_keep_model_inputs() const final { return combine_is_mix(); }
   void add_metrics(std::vector<std::pair<std::string, double>>& columns) const override;
   // The algorithm's own message pool (multi-vector messages); subclasses add their state.
   std::size_t state_bytes() const override;
@@ -158,7 +160,8 @@ private:
     MixInputs mix;
     std::vector<std::uint32_t> mix_ids; // resident: mix.in's ids, filled by queue_mix
     // The inputs of the last mixing whose result the engine keeps as its inputs
-    // (keep_model_inputs), held until the next one.
+    // (keep_model_inputs), held until it rebuilds the model (release_model_inputs) or
+    // keeps the next one.
     MixInputs kept;
     std::int64_t task_step = 0;
     float lr = 0;

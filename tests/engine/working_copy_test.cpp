@@ -67,6 +67,13 @@ TEST_SUITE("engine") {
         {"{name: dsgdm, lr: 0.1, mode: async}", often, true},
         {"{name: dsgd, lr: 0.1, mode: async}", rare, true},
         {"{name: dsgdm-n, lr: 0.1, weight_decay: 0.001}", per_epoch, true},
+        // An MLP, batches of 1, and an orderer that defers launches (CD-GraB).
+        {"{name: dsgdm, lr: 0.05}",
+         {"model={kind: mlp, hidden: [13, 7]}", "data.batch_size=1", "stop={epochs: 1}", often[1]},
+         true},
+        {"{name: dsgdm, lr: 0.05}",
+         {"model={kind: mlp, hidden: [13, 7]}", "data.order={kind: cd-grab}", per_epoch[0]},
+         true},
         {"{name: d2, lr: 0.05}", {"topology.kind=complete", rare[0]}, true},
         {"{name: dsgd, lr: 0.1}", {"topology.kind=one_peer_exponential", often[0], often[1]}, true},
         {"{name: dsgd, lr: 0.1, order: combine_then_adapt}", rare, false},
