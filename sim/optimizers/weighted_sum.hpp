@@ -23,8 +23,7 @@ void weighted_sum(float self_w, const float* self, std::span<const float> w, Inp
   // Inputs two at a time, in one pass with self for the first two: their streams are read
   // side by side, which keeps more memory requests in flight than one input after another
   // (measured: 1-2% of a 32-node MLP run's one-thread wall time on a ring, the same bits).
-  // Per element the sum is still
-  // ((self_w s + w0 a0) + w1 a1) + ..., in input order.
+  // Per element the sum is still ((self_w s + w0 a0) + w1 a1) + ..., in input order.
   std::size_t c = 0;
   if (w.size() >= 2) {
     out = self_w * s + w[0] * in(0) + w[1] * in(1);
