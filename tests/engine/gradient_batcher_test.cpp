@@ -7,8 +7,8 @@
 #include "sim/scenario/run_plan.hpp"
 #include "sim/trace/memory_trace_sink.hpp"
 #include "support/config_error.hpp"
+#include "support/sink_compare.hpp"
 #include "support/tiny_scenarios.hpp"
-#include "support/trace_compare.hpp"
 
 #include <doctest/doctest.h>
 #include <tbb/global_control.h>
@@ -29,25 +29,9 @@ MemoryTraceSink run(const std::string& algorithm, const std::string& backend, in
   return sink;
 }
 
-double attribute(const MemoryTraceSink& s, const std::string& name) {
-  for (const auto& [n, v] : s.summary().number_attributes)
-    if (n == name)
-      return v;
-  FAIL("no attribute " << name);
-  return 0;
-}
-
 void check_same_run(const MemoryTraceSink& a, const MemoryTraceSink& b) {
   REQUIRE(a.rows().size() > 5);
-  testing::check_identical_rows(a.rows(), b.rows());
-  const auto& na = a.summary().node_columns;
-  const auto& nb = b.summary().node_columns;
-  REQUIRE(na.size() == nb.size());
-  for (std::size_t c = 0; c < na.size(); ++c) {
-    CAPTURE(na[c].first);
-    CHECK(na[c] == nb[c]);
-  }
-  CHECK(a.summary().staleness_histogram == b.summary().staleness_histogram);
+  testing::check_same_run(a, b);
 }
 
 // Hooks that do nothing: the batcher's bookkeeping alone.
@@ -115,10 +99,10 @@ TEST_SUITE("engine") {
       CAPTURE(c.algorithm);
       CAPTURE(c.sets.size());
       const MemoryTraceSink reference = run(c.algorithm, "cpu-batched", 2, c.sets);
-      CHECK(attribute(reference, "resident_vectors") == 0);
+      CHECK(testing::summary_attribute(reference, "resident_vectors") == 0);
       for (int threads : {1, 2}) {
         const MemoryTraceSink resident = run(c.algorithm, "cpu-resident", threads, c.sets);
-        CHECK(attribute(resident, "resident_vectors") == (c.resident ? 1 : 0));
+        CHECK(testing::summary_attribute(resident, "resident_vectors") == (c.resident ? 1 : 0));
         check_same_run(reference, resident);
       }
     }
@@ -128,10 +112,10 @@ TEST_SUITE("engine") {
     // Constant compute times and no stragglers: all 8 nodes start each round together.
     const std::vector<std::string> sets = {"system.compute={dist: constant, mean_s: 0.01}"};
     const MemoryTraceSink s = run("{name: dsgd, lr: 0.1}", "cpu-batched", 2, sets);
-    CHECK(attribute(s, "gradient_batch_largest") == 8);
-    CHECK(attribute(s, "gradient_batch_mean") == doctest::Approx(8.0));
-    CHECK(attribute(s, "gradient_batches") > 10);
-    CHECK(attribute(s, "host_to_device_bytes") == 0);
+    CHECK(testing::summary_attribute(s, "gradient_batch_largest") == 8);
+    CHECK(testing::summary_attribute(s, "gradient_batch_mean") == doctest::Approx(8.0));
+    CHECK(testing::summary_attribute(s, "gradient_batches") > 10);
+    CHECK(testing::summary_attribute(s, "host_to_device_bytes") == 0);
     std::string backend;
     for (const auto& [name, value] : s.header().text_attributes)
       if (name == "gradient_backend")

@@ -81,6 +81,33 @@ Dataset noise_dataset(int features, int size, int classes) {
   return d;
 }
 
+// One model per node, each from its own stream: a gradient left in the wrong buffer shows.
+std::vector<std::vector<float>> node_models(const Model& model, int nodes, std::uint64_t seed) {
+  std::vector<std::vector<float>> x(static_cast<std::size_t>(nodes),
+                                    std::vector<float>(model.num_params()));
+  for (int i = 0; i < nodes; ++i) {
+    Rng rng = Rng::stream(seed, "test-init", static_cast<std::uint64_t>(i));
+    model.init(x[static_cast<std::size_t>(i)], rng);
+  }
+  return x;
+}
+
+// The gradient of `x` on examples first, first+1, ..., first+batch-1, computed directly.
+std::vector<float> direct_gradient(const Model& model, const Dataset& data,
+                                   std::span<const float> x, int first, int batch) {
+  const auto features = static_cast<int>(data.features.rows());
+  Eigen::MatrixXf examples(features, batch);
+  std::vector<std::int32_t> labels(static_cast<std::size_t>(batch));
+  for (int k = 0; k < batch; ++k) {
+    examples.col(k) = data.features.col(first + k);
+    labels[static_cast<std::size_t>(k)] = data.labels[static_cast<std::size_t>(first + k)];
+  }
+  std::vector<float> g(model.num_params());
+  const auto ws = model.make_workspace(batch);
+  model.loss_and_grad(x, BatchView{examples.data(), features, batch, labels.data()}, g, *ws);
+  return g;
+}
+
 } // namespace
 
 TEST_SUITE("engine") {
@@ -88,26 +115,10 @@ TEST_SUITE("engine") {
     constexpr int kNodes = 8, kBatch = 5, kFeatures = 12, kClasses = 4;
     const Dataset data = noise_dataset(kFeatures, 40, kClasses);
     const auto model = make_model(testing::make_params({{"kind", "mlp"}}), {kFeatures}, kClasses);
-    const std::size_t dim = model->num_params();
-    // Different models per node, so that a gradient left in the wrong buffer would show.
-    std::vector<std::vector<float>> x(kNodes, std::vector<float>(dim));
-    for (int i = 0; i < kNodes; ++i) {
-      Rng rng = Rng::stream(3, "test-init", static_cast<std::uint64_t>(i));
-      model->init(x[static_cast<std::size_t>(i)], rng);
-    }
+    std::vector<std::vector<float>> x = node_models(*model, kNodes, 3);
     // The expected gradient of node i: its model on examples i, i+1, ..., i+kBatch-1.
     auto expected = [&](int i) {
-      Eigen::MatrixXf batch(kFeatures, kBatch);
-      std::vector<std::int32_t> labels(kBatch);
-      for (int k = 0; k < kBatch; ++k) {
-        batch.col(k) = data.features.col(i + k);
-        labels[static_cast<std::size_t>(k)] = data.labels[static_cast<std::size_t>(i + k)];
-      }
-      std::vector<float> g(dim);
-      const auto ws = model->make_workspace(kBatch);
-      model->loss_and_grad(x[static_cast<std::size_t>(i)],
-                           BatchView{batch.data(), kFeatures, kBatch, labels.data()}, g, *ws);
-      return g;
+      return direct_gradient(*model, data, x[static_cast<std::size_t>(i)], i, kBatch);
     };
 
     for (const bool reads_after : {false, true}) {
@@ -151,11 +162,7 @@ TEST_SUITE("engine") {
     const Dataset data = noise_dataset(kFeatures, 40, kClasses);
     const auto model = make_model(testing::make_params({{"kind", "mlp"}}), {kFeatures}, kClasses);
     const std::size_t dim = model->num_params();
-    std::vector<std::vector<float>> written(kNodes, std::vector<float>(dim));
-    for (int i = 0; i < kNodes; ++i) {
-      Rng rng = Rng::stream(5, "test-init", static_cast<std::uint64_t>(i));
-      model->init(written[static_cast<std::size_t>(i)], rng);
-    }
+    const std::vector<std::vector<float>> written = node_models(*model, kNodes, 5);
     for (const int threads : {1, 2}) {
       CAPTURE(threads);
       tbb::global_control limit(tbb::global_control::max_allowed_parallelism,
@@ -181,17 +188,7 @@ TEST_SUITE("engine") {
         CHECK(
             std::all_of(stored[u].begin(), stored[u].end(), [](float v) { return std::isnan(v); }));
         // The gradient is the written model's.
-        Eigen::MatrixXf batch(kFeatures, kBatch);
-        std::vector<std::int32_t> labels(kBatch);
-        for (int k = 0; k < kBatch; ++k) {
-          batch.col(k) = data.features.col(i + k);
-          labels[static_cast<std::size_t>(k)] = data.labels[static_cast<std::size_t>(i + k)];
-        }
-        std::vector<float> g(dim);
-        const auto ws = model->make_workspace(kBatch);
-        model->loss_and_grad(written[u], BatchView{batch.data(), kFeatures, kBatch, labels.data()},
-                             g, *ws);
-        CHECK(algorithm.seen[u] == g);
+        CHECK(algorithm.seen[u] == direct_gradient(*model, data, written[u], i, kBatch));
       }
     }
   }

@@ -4,8 +4,8 @@
 // must write the same trace, bit for bit, whenever and however often the models are read.
 #include "sim/scenario/run_plan.hpp"
 #include "sim/trace/memory_trace_sink.hpp"
+#include "support/sink_compare.hpp"
 #include "support/tiny_scenarios.hpp"
-#include "support/trace_compare.hpp"
 
 #include <doctest/doctest.h>
 #include <tbb/global_control.h>
@@ -26,20 +26,9 @@ MemoryTraceSink run(const std::string& algorithm, const std::vector<std::string>
   return sink;
 }
 
-double attribute(const MemoryTraceSink& s, const std::string& name) {
-  for (const auto& [n, v] : s.summary().number_attributes)
-    if (n == name)
-      return v;
-  FAIL("no attribute " << name);
-  return 0;
-}
-
 void check_same_run(const MemoryTraceSink& a, const MemoryTraceSink& b) {
   REQUIRE(a.rows().size() >= 2);
-  testing::check_identical_rows(a.rows(), b.rows());
-  testing::check_identical_rows(a.epoch_rows(), b.epoch_rows());
-  CHECK(a.summary().node_columns == b.summary().node_columns);
-  CHECK(a.summary().staleness_histogram == b.summary().staleness_histogram);
+  testing::check_same_run(a, b);
 }
 
 } // namespace
@@ -82,12 +71,12 @@ TEST_SUITE("engine") {
       CAPTURE(std::string(c.algorithm));
       CAPTURE(c.sets.empty() ? std::string("default eval") : c.sets.back());
       const MemoryTraceSink reference = run(c.algorithm, c.sets, false, 2);
-      CHECK(attribute(reference, "tasks_on_working_copy") == 0);
+      CHECK(testing::summary_attribute(reference, "tasks_on_working_copy") == 0);
       for (int threads : {1, 2}) {
         const MemoryTraceSink copies = run(c.algorithm, c.sets, true, threads);
         check_same_run(reference, copies);
-        const double on_copy = attribute(copies, "tasks_on_working_copy");
-        const double steps = attribute(copies, "gradient_steps");
+        const double on_copy = testing::summary_attribute(copies, "tasks_on_working_copy");
+        const double steps = testing::summary_attribute(copies, "gradient_steps");
         if (!c.copies) {
           CHECK(on_copy == 0);
           continue;
@@ -95,7 +84,7 @@ TEST_SUITE("engine") {
         CHECK(on_copy > 0);
         // Every read of a model that a task left on a copy rebuilt it: with evaluations every
         // few rounds, many times per node.
-        const double rebuilds = attribute(copies, "model_rebuilds");
+        const double rebuilds = testing::summary_attribute(copies, "model_rebuilds");
         CHECK(rebuilds >= 8);
         if (c.sets.back() == often[1])
           CHECK(rebuilds > 3 * 8); // three reads per node, on average
