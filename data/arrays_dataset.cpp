@@ -24,8 +24,8 @@ struct Named {
   NumericArray array;
 };
 
-Named read(const Params& p, const std::string& file, const char* key, const char* def) {
-  Named n{key, p.text(key, def), {}};
+Named read(const Params& p, const std::string& file, const char* key, const std::string& name) {
+  Named n{key, name, {}};
   try {
     n.array = read_named_array(file, n.name);
   } catch (const std::runtime_error& e) {
@@ -99,13 +99,19 @@ float largest_label(const Named& y) {
 } // namespace
 
 DataSplit load_arrays(const Params& p) {
-  const std::string file = p.file_path("file");
-  Named train_x = read(p, file, "train_x", "x_train");
-  const Named train_y = read(p, file, "train_y", "y_train");
-  Named test_x = read(p, file, "test_x", "x_test");
-  const Named test_y = read(p, file, "test_y", "y_test");
+  // Every key is read before the file is opened: a scenario whose file is missing still has
+  // its other keys checked, and the schema probes (which have no file) see them all.
+  const std::string train_x_name = p.text("train_x", "x_train");
+  const std::string train_y_name = p.text("train_y", "y_train");
+  const std::string test_x_name = p.text("test_x", "x_test");
+  const std::string test_y_name = p.text("test_y", "y_test");
   const auto given = p.integer("classes", 0, Range::between(0, 1 << 20));
   const bool standardize = p.flag("standardize", false);
+  const std::string file = p.file_path("file");
+  Named train_x = read(p, file, "train_x", train_x_name);
+  const Named train_y = read(p, file, "train_y", train_y_name);
+  Named test_x = read(p, file, "test_x", test_x_name);
+  const Named test_y = read(p, file, "test_y", test_y_name);
   const int classes =
       given > 0 ? static_cast<int>(given)
                 : static_cast<int>(std::max(largest_label(train_y), largest_label(test_y))) + 1;

@@ -84,6 +84,9 @@ std::shared_ptr<const DataSplit> load_dataset(const Params& data, std::uint64_t 
       recent.pop_back();
     return split;
   } else if (kind == "cifar10" || kind == "cifar100") {
+    // Read before the directory is checked, so that the schema probes (without one) see it.
+    const bool fine =
+        kind == "cifar100" && data.choice("labels", "fine", {"fine", "coarse"}) == "fine";
     // No standard location: the directory must be given.
     if (!data.has("path"))
       data.fail("path",
@@ -96,7 +99,6 @@ std::shared_ptr<const DataSplit> load_dataset(const Params& data, std::uint64_t 
     if (kind == "cifar10") {
       s = load_cifar10(path, data.where("path"));
     } else {
-      const bool fine = data.choice("labels", "fine", {"fine", "coarse"}) == "fine";
       s = load_cifar100(path, fine ? CifarLabels::Fine : CifarLabels::Coarse, data.where("path"));
     }
   } else if (kind == "arrays") {

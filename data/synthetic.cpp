@@ -4,7 +4,11 @@
 
 #include "sim/core/rng.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <numeric>
+#include <optional>
 
 namespace dtsim {
 namespace {
@@ -12,12 +16,13 @@ namespace {
 // Larger than this is surely a typo (2e9 floats = 8 GB), and would overflow int indices.
 constexpr double kMaxFloats = 2.0e9;
 
-Dataset draw_split(const Eigen::MatrixXf& means, Eigen::Index n, Rng& rng) {
+Dataset draw_split(const Eigen::MatrixXf& means, const std::vector<int>& shape, Eigen::Index n,
+                   Rng& rng) {
   const auto classes = static_cast<int>(means.cols());
   Dataset d;
   d.name = "synthetic";
   d.num_classes = classes;
-  d.shape = {static_cast<int>(means.rows())};
+  d.shape = shape;
   d.labels.resize(static_cast<std::size_t>(n));
   for (std::size_t i = 0; i < d.labels.size(); ++i)
     d.labels[i] = static_cast<std::int32_t>(i % static_cast<std::size_t>(classes));
@@ -31,10 +36,33 @@ Dataset draw_split(const Eigen::MatrixXf& means, Eigen::Index n, Rng& rng) {
   return d;
 }
 
+// `image: [C, H, W]` gives the examples an image shape (for the CNNs), features = C*H*W.
+std::vector<int> image_shape(const Params& synthetic, std::optional<std::int64_t> features_given) {
+  const std::vector<double> image = synthetic.numbers("image", {}, Range::between(1, 1 << 16));
+  if (image.size() != 3 ||
+      std::any_of(image.begin(), image.end(), [](double v) { return v != std::floor(v); }))
+    synthetic.fail("image", "expected [channels, height, width], three whole numbers");
+  const std::vector<int> shape(image.begin(), image.end());
+  const std::int64_t features = std::int64_t{shape[0]} * shape[1] * shape[2];
+  if (features_given && *features_given != features)
+    synthetic.fail("features", "features: " + std::to_string(*features_given) +
+                                   " disagrees with image: " + std::to_string(shape[0]) + "x" +
+                                   std::to_string(shape[1]) + "x" + std::to_string(shape[2]) +
+                                   " (" + std::to_string(features) + " values); give one of them");
+  return shape;
+}
+
 } // namespace
 
 DataSplit make_synthetic(const Params& synthetic, std::uint64_t seed) {
-  const auto features = synthetic.integer("features", 20, Range::at_least(1));
+  const bool features_written = synthetic.has("features"); // before the read writes its default
+  const auto features_read = synthetic.integer("features", 20, Range::between(1, kMaxFloats));
+  const std::vector<int> shape =
+      synthetic.has("image")
+          ? image_shape(synthetic, features_written ? std::optional(features_read) : std::nullopt)
+          : std::vector<int>{static_cast<int>(features_read)};
+  const std::int64_t features =
+      std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
   const auto classes = synthetic.integer("classes", 4, Range::at_least(2));
   const auto train = synthetic.integer("train", 2000, Range::at_least(1));
   const auto test = synthetic.integer("test", 500, Range::at_least(1));
@@ -54,8 +82,8 @@ DataSplit make_synthetic(const Params& synthetic, std::uint64_t seed) {
     for (Eigen::Index r = 0; r < means.rows(); ++r)
       means(r, c) = static_cast<float>(scale * rng.normal());
   DataSplit s;
-  s.train = draw_split(means, train, rng);
-  s.test = draw_split(means, test, rng);
+  s.train = draw_split(means, shape, train, rng);
+  s.test = draw_split(means, shape, test, rng);
   return s;
 }
 

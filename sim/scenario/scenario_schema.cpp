@@ -29,22 +29,26 @@ constexpr const char* kDraft = "https://json-schema.org/draft/2020-12/schema";
 
 // A small scenario that validates quickly: every probe starts from it. 16 nodes, so that the
 // torus, hypercube and exponential graphs build too.
+// Image-shaped, so that the CNNs validate and their keys are read in valid probes.
 constexpr const char* kProbeScenario = R"(nodes: 16
 data:
   dataset: synthetic
   batch_size: 8
-  synthetic: {features: 8, classes: 4, train: 512, test: 32}
+  synthetic: {image: [1, 16, 16], classes: 4, train: 512, test: 32}
 model: {kind: softmax}
 stop: {steps: 1}
 )";
 // The same probes run again from this one: a default or bound that differs between the two
 // runs follows other keys (a node index is below `nodes`, a base batch defaults to the batch
 // size) and is not stated as a constant.
+// Its data differ in shape too (image size, classes), so that bounds and defaults that follow
+// the dataset (classes per node, the first conv's padding, a model's parameter count) are not
+// stated as constants.
 constexpr const char* kShadowScenario = R"(nodes: 36
 data:
   dataset: synthetic
   batch_size: 4
-  synthetic: {features: 8, classes: 4, train: 720, test: 32}
+  synthetic: {image: [1, 28, 28], classes: 6, train: 720, test: 32}
 model: {kind: softmax}
 system: {network: {bandwidth_Bps: 2.0e9}}
 stop: {steps: 2}

@@ -73,6 +73,29 @@ def main(dtsim, folder):
     bad(lambda d: d.update(topology={"kind": "ring", "mixing": "metropolis", "p": -1}), "p < 0")
     bad(lambda d: d.update(eval={"per_node": "maybe"}), "a flag that is not true/false")
 
+    # Keys and bounds that follow the data: accepted by dtsim, so the schema must accept them.
+    for what, doc in [
+            ("a user's arrays with every key", {
+                "nodes": 4, "stop": {"epochs": 1}, "data": {"dataset": "arrays", "arrays": {
+                    "file": "d.npz", "train_x": "a", "train_y": "b", "test_x": "c",
+                    "test_y": "d", "classes": 10, "standardize": True}}}),
+            ("CIFAR-100's coarse labels", {
+                "nodes": 4, "stop": {"epochs": 1},
+                "data": {"dataset": "cifar100", "path": "c", "labels": "coarse"}}),
+            ("5 classes per node (Fashion-MNIST has 10)", {
+                "nodes": 4, "stop": {"epochs": 1}, "data": {"partition": {
+                    "kind": "classes_per_node", "classes_per_node": 5}}}),
+            ("image-shaped synthetic data", {
+                "nodes": 4, "stop": {"epochs": 1},
+                "data": {"dataset": "synthetic", "synthetic": {"image": [1, 8, 8]}}})]:
+        if errors(scenario, doc):
+            failures.append(f"{what} fails the schema: {errors(scenario, doc)}")
+    # A default that follows the input's shape is not stated as a constant.
+    padding = scenario.schema["properties"]["model"]["properties"]["padding"]
+    if "default" in padding:
+        failures.append(f"model.padding states a default ({padding['default']}), which follows "
+                        "the input's size")
+
     good_sweep = {"base": "x.yaml", "grid": {"nodes": [8, 16], "algorithm.lr": [0.1]},
                   "points": [{"algorithm.name": "ad-psgd", "label": "AD-PSGD"}],
                   "tune": {"key": "algorithm.lr", "factors": [0.5, 2], "seeds": [101]}}

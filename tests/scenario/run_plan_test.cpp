@@ -83,6 +83,35 @@ TEST_SUITE("scenario") {
     CHECK(e.find("disconnected") != std::string::npos);
   }
 
+  TEST_CASE("plan_run: synthetic data can be image-shaped, for the CNNs") {
+    const RunPlan p =
+        plan_run_text(kBase, "s.yaml",
+                      {"data.synthetic={image: [1, 16, 16], classes: 3, train: 400, test: 100}",
+                       "model.kind=lenet"});
+    CHECK(p.data->train.shape == std::vector<int>{1, 16, 16});
+    CHECK(p.describe_model().find("lenet 1x16x16") == 0);
+    CHECK(error_of(kBase, {"data.synthetic.image=[1, 16, 16]"})
+              .find("data.synthetic.features: features: 8 disagrees with image: 1x16x16 "
+                    "(256 values); give one of them") != std::string::npos);
+    CHECK(error_of(kBase, {"data.synthetic={image: [16, 16]}"})
+              .find("data.synthetic.image: expected [channels, height, width]") !=
+          std::string::npos);
+  }
+
+  TEST_CASE("plan_run: a user's arrays file: its keys are read before the file is opened") {
+    const std::vector<std::string> arrays = {"data.dataset=arrays", "data.synthetic={}"};
+    auto with = [&](const std::string& set) {
+      std::vector<std::string> sets = arrays;
+      sets.push_back(set);
+      return error_of(kBase, sets);
+    };
+    CHECK(with("data.arrays={file: /nonexistent.npz, classes: -1}")
+              .find("data.arrays.classes: expected a number in [0, 1048576], got -1") !=
+          std::string::npos);
+    CHECK(with("data.arrays={file: /nonexistent.npz, classes: 3}")
+              .find("/nonexistent.npz: no such file or folder") != std::string::npos);
+  }
+
   TEST_CASE("plan_run: missing data names the Debian package") {
     const std::string e = error_of(
         kBase, {"data.dataset=fashion-mnist", "data.path=/nonexistent", "data.synthetic={}"});
