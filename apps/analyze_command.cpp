@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace dtsim::cli {
@@ -58,13 +59,9 @@ AnalyzeArgs parse(const std::vector<std::string>& args) {
         a.baseline.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
       }
     } else if (arg == "--target") {
-      a.target = std::strtod(c.value().c_str(), nullptr);
+      a.target = c.number_value(0, 1, "an accuracy in [0, 1]");
     } else if (arg == "--at-time") {
-      const std::string v = c.value();
-      char* end = nullptr;
-      a.at_time_s = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end != '\0' || !(a.at_time_s >= 0))
-        throw ConfigError("analyze: --at-time expects simulated seconds >= 0, got '" + v + "'");
+      a.at_time_s = c.number_value(0, std::numeric_limits<double>::max(), "simulated seconds >= 0");
     } else if (c.is_option()) {
       c.unknown_option();
     } else {

@@ -5,6 +5,7 @@
 
 #include "sim/core/errors.hpp"
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,37 @@ public:
     if (i_ + 1 >= args_.size())
       throw ConfigError(arg() + ": expected a value after it");
     return args_[++i_];
+  }
+
+  // The value after the current option as a whole number in [lo, hi] (all of it: "2x" and
+  // "1.5" are refused). throws: ConfigError "<option>: expected an integer in [lo, hi], got '...'".
+  long long integer_value(long long lo, long long hi) {
+    const std::string option = arg();
+    const std::string& v = value();
+    try {
+      std::size_t used = 0;
+      const long long x = std::stoll(v, &used);
+      if (used == v.size() && x >= lo && x <= hi)
+        return x;
+    } catch (const std::exception&) { // not a number, or out of long long's range
+    }
+    throw ConfigError(option + ": expected an integer in [" + std::to_string(lo) + ", " +
+                      std::to_string(hi) + "], got '" + v + "'");
+  }
+
+  // The value after the current option as a number in [lo, hi], all of it.
+  // throws: ConfigError "<option>: expected <what>, got '...'".
+  double number_value(double lo, double hi, const std::string& what) {
+    const std::string option = arg();
+    const std::string& v = value();
+    try {
+      std::size_t used = 0;
+      const double x = std::stod(v, &used);
+      if (used == v.size() && x >= lo && x <= hi) // NaN fails both
+        return x;
+    } catch (const std::exception&) {
+    }
+    throw ConfigError(option + ": expected " + what + ", got '" + v + "'");
   }
 
   // "--set key=value" or "--set=key=value": appends the assignment, returns true.

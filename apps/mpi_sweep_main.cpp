@@ -3,6 +3,7 @@
 //   mpirun -np 17 dtsim-mpi-sweep SWEEP.yaml [-o DIR] [--resume]
 // Built only when CMake finds MPI. Each rank runs its points with the whole node's oneTBB
 // pool; traces are the same as from `dtsim sweep` or `dtsim run`.
+#include "apps/output_folder.hpp"
 #include "apps/sweep_runner.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/scenario/run_plan.hpp"
@@ -123,7 +124,7 @@ int main(int argc, char** argv) {
     if (rank == 0) {
       for (const SweepPoint& p : plan.points) // fail fast on a bad point
         plan_run(plan.base_scenario, p.overrides, PlanUse::check_here);
-      std::filesystem::create_directories(plan.output_dir);
+      make_output_folder(plan.output_dir, "-o");
       std::vector<Outcome> outcomes(plan.points.size());
       std::vector<std::size_t> todo;
       for (std::size_t i = 0; i < plan.points.size(); ++i) {

@@ -4,6 +4,7 @@
 #include "analysis/run_table.hpp"
 #include "apps/arg_cursor.hpp"
 #include "apps/commands.hpp"
+#include "apps/output_folder.hpp"
 #include "apps/run_collection.hpp"
 #include "sim/core/build_info.hpp"
 #include "sim/core/errors.hpp"
@@ -44,7 +45,7 @@ ReportArgs parse(const std::vector<std::string>& args) {
     else if (arg == "--vs")
       a.vs = c.value();
     else if (arg == "--target")
-      a.target = std::strtod(c.value().c_str(), nullptr);
+      a.target = c.number_value(0, 1, "an accuracy in [0, 1]");
     else if (c.is_option())
       c.unknown_option();
     else if (a.dir.empty())
@@ -56,6 +57,9 @@ ReportArgs parse(const std::vector<std::string>& args) {
     throw ConfigError("report: expected a sweep folder, e.g. dtsim report runs/nodes");
   if (a.output.empty())
     a.output = (fs::path(a.dir) / "report.md").string();
+  if (std::error_code ec; fs::is_directory(a.output, ec))
+    throw ConfigError("-o: " + a.output + " is a folder; expected the report's file name (e.g. " +
+                      (fs::path(a.output) / "report.md").string() + ")");
   return a;
 }
 
@@ -146,7 +150,20 @@ int report_command(const std::vector<std::string>& args) {
       files.push_back(f);
   std::vector<std::string> by = a.by;
   by.push_back(a.vs);
-  const RunCollection runs = collect_runs(files, by, a.target);
+  if (files.empty())
+    throw ConfigError("report: no traces (*.h5) in " + a.dir);
+  const RunCollection runs = [&] {
+    try {
+      return collect_runs(files, by, a.target);
+    } catch (const ConfigError& e) {
+      // The --vs key is looked up with the --by keys: name the option the user wrote.
+      const std::string m = e.what();
+      if (std::find(a.by.begin(), a.by.end(), a.vs) == a.by.end() &&
+          m.rfind("--by: no trace has key '" + a.vs + "'", 0) == 0)
+        throw ConfigError("--vs" + m.substr(4));
+      throw;
+    }
+  }();
   if (runs.rows.empty())
     throw ConfigError("report: no traces (*.h5) in " + a.dir);
   const std::vector<analysis::GroupRow> groups = analysis::group_rows(runs.rows);
@@ -154,7 +171,7 @@ int report_command(const std::vector<std::string>& args) {
   const fs::path out_md(a.output);
   const std::string img_name = out_md.stem().string() + "-img";
   const fs::path img = out_md.parent_path() / img_name;
-  fs::create_directories(img);
+  make_output_folder(img, "-o");
   const std::string csv = (img / "runs.csv").string();
   write_runs_csv(csv, by, runs.rows);
   std::string colour;
@@ -270,7 +287,11 @@ int report_command(const std::vector<std::string>& args) {
   md << "| report command | `" << report_cmd << "` |\n| report build | dtsim " << b.version
      << ", commit " << b.commit << ", " << b.compiler << ", -march=" << b.march << " (" << b.isa
      << ") |\n";
-  std::ofstream(a.output) << md.str();
+  std::ofstream report(a.output);
+  report << md.str();
+  if (!report.flush())
+    throw ConfigError("-o: cannot write " + a.output + ": " +
+                      std::generic_category().message(errno));
   std::fprintf(stderr, "wrote %s and %s/\n", a.output.c_str(), img.string().c_str());
   return 0;
 }

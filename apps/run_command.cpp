@@ -60,14 +60,7 @@ RunArgs parse_run_args(const std::vector<std::string>& args) {
     if (a == "-o" || a == "--output") {
       r.output = c.value();
     } else if (a == "--threads") {
-      const std::string& v = c.value();
-      try {
-        r.threads = std::stoi(v);
-      } catch (...) {
-        r.threads = -1;
-      }
-      if (r.threads < 1 || r.threads > 1024)
-        throw ConfigError("--threads: expected an integer in [1, 1024], got '" + v + "'");
+      r.threads = static_cast<int>(c.integer_value(1, 1024));
     } else if (a == "--quiet" || a == "-q") {
       r.quiet = true;
     } else if (c.is_option()) {

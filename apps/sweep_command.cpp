@@ -3,6 +3,7 @@
 #include "analysis/run_table.hpp"
 #include "apps/arg_cursor.hpp"
 #include "apps/commands.hpp"
+#include "apps/output_folder.hpp"
 #include "apps/sweep_runner.hpp"
 #include "apps/sweep_tuning.hpp"
 #include "sim/core/build_info.hpp"
@@ -149,7 +150,7 @@ std::vector<Outcome> run_points(const SweepPlan& plan, const std::vector<SweepPo
         ++stale;
       }
     }
-    std::filesystem::create_directories(std::filesystem::path(trace).parent_path());
+    make_output_folder(std::filesystem::path(trace).parent_path(), "-o");
     todo.push_back(i);
   }
   std::fprintf(stderr, "%s: %zu to run, %zu already done", phase, todo.size(),
@@ -200,7 +201,7 @@ std::vector<Outcome> run_points(const SweepPlan& plan, const std::vector<SweepPo
       }
     });
   group.wait();
-  std::filesystem::create_directories(index_dir);
+  make_output_folder(index_dir, "-o");
   write_index(index_dir, points, outcomes);
   return outcomes;
 }
@@ -313,7 +314,7 @@ int sweep_command(const std::vector<std::string>& args, std::atomic<bool>* inter
     if (!a.resume || !has_trace(plan, p))
       plan_run(plan.base_scenario, p.overrides, PlanUse::check_here);
   if (!a.dry_run) {
-    std::filesystem::create_directories(plan.output_dir);
+    make_output_folder(plan.output_dir, "-o");
     write_sweep_info(plan, a, args);
   }
   if (plan.tune)

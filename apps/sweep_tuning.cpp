@@ -3,6 +3,7 @@
 #include "apps/sweep_tuning.hpp"
 
 #include "analysis/run_table.hpp"
+#include "apps/output_folder.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/params.hpp"
 #include "sim/scenario/yaml_tree.hpp"
@@ -172,7 +173,7 @@ std::vector<TuningChoice> choose_values(const SweepPlan& plan,
       csv << group.name << ',' << spec.key << ',' << group.candidates[c] << ',' << per << ','
           << diverged[c] << ',' << format_number(scores[c]) << ',' << (c == best ? 1 : 0) << '\n';
   }
-  std::filesystem::create_directories(plan.output_dir);
+  make_output_folder(plan.output_dir, "-o");
   std::ofstream(plan.output_dir + "/tuning.csv") << csv.str();
   return choices;
 }

@@ -15,6 +15,11 @@
 #include <memory>
 
 namespace dtsim::cli {
+namespace {
+
+constexpr long long kMaxNodes = 1000000; // as a scenario's `nodes:`
+
+} // namespace
 
 int topology_command(const std::vector<std::string>& args) {
   auto tree = std::make_shared<ParamNode>(ParamNode::make_map());
@@ -24,31 +29,29 @@ int topology_command(const std::vector<std::string>& args) {
   for (ArgCursor c("topology", args); c.next();) {
     const std::string& a = c.arg();
     if (a == "--nodes" || a == "-n") {
-      const std::string& v = c.value();
-      try {
-        nodes = std::stoll(v);
-      } catch (...) {
-        throw ConfigError("--nodes: expected a positive integer, got '" + v + "'");
-      }
+      nodes = c.integer_value(1, kMaxNodes);
     } else if (a == "--seed") {
-      seed = std::stoull(c.value());
+      seed = static_cast<std::uint64_t>(c.integer_value(0, std::numeric_limits<long long>::max()));
     } else if (a == "--set") {
       // Both the topology section's own form (file=e.txt) and a scenario's dotted path
       // (topology.file=e.txt) name the same key.
       std::string assignment = c.value();
       if (assignment.rfind("topology.", 0) == 0)
         assignment.erase(0, 9);
+      if (assignment.rfind("kind=", 0) == 0)
+        throw ConfigError("--set kind: the kind is the command's argument (dtsim topology " +
+                          assignment.substr(5) + " --nodes N)");
       apply_override(*tree, assignment);
     } else if (c.is_option()) {
       c.unknown_option();
-    } else {
+    } else if (kind.empty()) {
       kind = a;
+    } else {
+      throw ConfigError("topology: more than one kind given ('" + kind + "', '" + a + "')");
     }
   }
   if (kind.empty() || nodes < 1)
     throw ConfigError("topology: usage: dtsim topology KIND --nodes N [--set key=value]");
-  if (nodes > std::numeric_limits<int>::max())
-    throw ConfigError("--nodes: expected at most 1000000, got " + std::to_string(nodes));
   apply_override(*tree, "kind=" + kind);
   const Params p(tree, "topology");
   const Topology t = make_topology(p, static_cast<int>(nodes), seed);

@@ -13,6 +13,10 @@
 #include <sstream>
 
 namespace dtsim {
+
+// `key:` with no value (or `--set key=`) is more likely a value lost in editing than a request
+// for the default, which leaving the key out already says.
+constexpr const char* kEmptyValue = "empty value; give one, or leave the key out for its default";
 namespace {
 
 std::string describe_node(const ParamNode& n) {
@@ -140,7 +144,7 @@ ParamNode* Params::lookup(std::string_view key) const {
   if (n) {
     n->used = true;
     if (n->kind == ParamNode::Kind::Null)
-      return nullptr; // `key:` with no value means "use the default"
+      fail(key, kEmptyValue);
   }
   return n;
 }
@@ -161,7 +165,9 @@ ParamNode* Params::lookup_or_default(std::string_view key, const std::string& de
 
 bool Params::has(std::string_view key) const {
   const ParamNode* n = node_->find(std::string(key));
-  return n && n->kind != ParamNode::Kind::Null;
+  if (n && n->kind == ParamNode::Kind::Null)
+    fail(key, kEmptyValue);
+  return n != nullptr;
 }
 
 double Params::parse_number(std::string_view key, const ParamNode& n, Range r) const {
@@ -339,9 +345,10 @@ Params Params::child(std::string_view key) const {
 
 std::vector<Params> Params::maps(std::string_view key) const {
   note(key, KeyType::maps, std::nullopt);
-  ParamNode* n = lookup(key);
-  if (!n)
+  ParamNode* n = node_->find(std::string(key));
+  if (!n || n->kind == ParamNode::Kind::Null) // `failures:` with nothing: an empty list
     return {};
+  n->used = true;
   if (n->kind != ParamNode::Kind::List)
     fail(key, "expected a list of maps, got " + describe_node(*n));
   std::vector<Params> out;

@@ -28,6 +28,19 @@ std::string default_name(const std::string& path) {
   return std::filesystem::path(path).stem().string();
 }
 
+// The name makes the default trace file runs/<name>.h5: it must stay one file name there.
+void check_run_name(const Params& root, const std::string& name) {
+  constexpr std::size_t kLongest = 240; // 255 bytes for a file name, less ".h5.partial.tmp"
+  if (name.empty() || name.front() == '.' || name.find('/') != std::string::npos ||
+      name.find('\0') != std::string::npos)
+    root.fail("name", "expected a name usable as a file name (no '/', not empty, not starting "
+                      "with '.'), got '" +
+                          name + "'");
+  if (name.size() > kLongest)
+    root.fail("name", "expected at most " + std::to_string(kLongest) + " characters, got " +
+                          std::to_string(name.size()));
+}
+
 void read_stop(const Params& p, EngineConfig& e) {
   e.stop_epochs = p.number("epochs", 0.0, Range::non_negative());
   e.stop_sim_time_s = p.number("sim_time_s", 0.0, Range::non_negative());
@@ -116,6 +129,7 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
   plan.use = use;
   plan.source_file = scenario_path;
   plan.name = root.text("name", default_name(scenario_path));
+  check_run_name(root, plan.name);
   plan.seed = static_cast<std::uint64_t>(root.integer("seed", 1, Range::non_negative()));
   const int nodes = static_cast<int>(root.integer("nodes", 16, Range::between(1, kMaxNodes)));
 
@@ -200,6 +214,10 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
 
   const Params out = root.child("output");
   plan.output_path = out.file_path("path", "runs/" + plan.name + ".h5");
+  if (plan.output_path.empty())
+    out.fail("path", "expected a trace file name, got ''");
+  if (std::error_code ec; std::filesystem::is_directory(plan.output_path, ec))
+    out.fail("path", plan.output_path + " is a folder; expected a trace file name");
   plan.events = out.choice("events", "summary", {"none", "summary", "full"});
   plan.engine.record_events = plan.events == "full";
 

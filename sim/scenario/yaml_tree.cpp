@@ -56,6 +56,10 @@ struct Converter {
         if (n.find(key))
           fail(kv.first.Mark(), "duplicate key '" + key + "'");
         n.fields.emplace_back(key, convert(kv.second, depth + 1));
+        // An empty value has no token of its own: yaml-cpp marks where the next one starts.
+        ParamNode& value = n.fields.back().second;
+        if (value.kind == ParamNode::Kind::Null && line_override == 0)
+          value.line = kv.first.Mark().line + 1;
       }
       break;
     }

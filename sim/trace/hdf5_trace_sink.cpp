@@ -204,6 +204,13 @@ void Hdf5TraceSink::begin(const RunHeader& header) {
   const std::lock_guard lock(hdf5_mutex());
   DTSIM_ASSERT(!begun_, "Hdf5TraceSink::begin() called twice");
   namespace fs = std::filesystem;
+  if (final_path_.empty())
+    throw ConfigError("output.path: expected a trace file name, got ''");
+  std::error_code is_folder;
+  if (fs::is_directory(final_path_, is_folder))
+    throw ConfigError("output.path: " + final_path_ +
+                      " is a folder; expected a trace file name (e.g. " +
+                      (fs::path(final_path_) / "run.h5").string() + ")");
   const fs::path partial(partial_path_);
   if (partial.has_parent_path()) {
     std::error_code ec;
@@ -217,8 +224,10 @@ void Hdf5TraceSink::begin(const RunHeader& header) {
   if (std::FILE* probe = std::fopen(work_path_.c_str(), "wb"))
     std::fclose(probe);
   else
-    throw ConfigError("output.path: cannot create " + work_path_ + ": " +
-                      std::generic_category().message(errno));
+    throw ConfigError("output.path: cannot create " + work_path_ +
+                      " (the file a run writes before it becomes " +
+                      std::filesystem::path(final_path_).filename().string() +
+                      "): " + std::generic_category().message(errno));
   // A .partial left by an earlier run of this trace is not this run's: until the first
   // checkpoint there is none.
   std::error_code stale;

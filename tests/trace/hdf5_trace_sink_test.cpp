@@ -269,9 +269,22 @@ TEST_SUITE("trace") {
       } catch (const ConfigError& e) {
         message = e.what();
       }
-      CHECK(message ==
-            "output.path: cannot create " + dir.file("run.h5.work") + ": Is a directory");
+      CHECK(message == "output.path: cannot create " + dir.file("run.h5.work") +
+                           " (the file a run writes before it becomes run.h5): Is a directory");
     }
+  }
+
+  TEST_CASE("Hdf5TraceSink: a folder or an empty name as the trace's path is refused") {
+    TempDir dir("folder");
+    std::string message;
+    try {
+      Hdf5TraceSink(dir.file(""), EventLevel::None).begin(sample_header());
+    } catch (const ConfigError& e) {
+      message = e.what();
+    }
+    CHECK(message.find(" is a folder; expected a trace file name") != std::string::npos);
+    CHECK_THROWS_WITH_AS(Hdf5TraceSink("", EventLevel::None).begin(sample_header()),
+                         "output.path: expected a trace file name, got ''", ConfigError);
   }
 
   TEST_CASE("Hdf5TraceSink: rows with another column set are an internal error") {
