@@ -131,8 +131,10 @@ int main(int argc, char** argv) {
         const std::string trace = plan.output_dir + "/" + plan.points[i].name + ".h5";
         if (a.resume && std::filesystem::exists(trace))
           outcomes[i] = outcome_of_trace(trace);
-        if (!finished(outcomes[i])) // never run, interrupted or failed: run it (again)
+        if (!finished(outcomes[i])) // never run, interrupted, failed or damaged: run it (again)
           todo.push_back(i);
+        else
+          remove_superseded_checkpoint(trace);
       }
       std::fprintf(stderr, "%s: %zu points, %zu to run on %d worker ranks\n", plan.name.c_str(),
                    plan.points.size(), todo.size(), std::max(size - 1, 1));

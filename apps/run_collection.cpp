@@ -2,6 +2,7 @@
 // Loading traces into grouped table rows, with strict group keys.
 #include "apps/run_collection.hpp"
 
+#include "apps/csv_field.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/params.hpp"
 #include "sim/scenario/yaml_tree.hpp"
@@ -21,7 +22,13 @@ std::vector<std::string> trace_files(const std::vector<std::string>& inputs) {
       std::vector<std::string> found;
       for (const auto& e : std::filesystem::recursive_directory_iterator(in)) {
         const std::string p = e.path().string();
-        if (e.is_regular_file() && (p.ends_with(".h5") || p.ends_with(".h5.partial")))
+        // A .partial beside its finished trace is a checkpoint the run could not remove (it
+        // was killed between the two steps of finishing): the same run, counted once.
+        const bool superseded =
+            p.ends_with(".h5.partial") &&
+            std::filesystem::exists(p.substr(0, p.size() - std::string_view(".partial").size()));
+        if (e.is_regular_file() && (p.ends_with(".h5") || p.ends_with(".h5.partial")) &&
+            !superseded)
           found.push_back(p);
       }
       std::sort(found.begin(), found.end());
@@ -188,9 +195,9 @@ void write_runs_csv(const std::string& path, const std::vector<std::string>& by,
     out << ',' << c;
   out << '\n';
   for (const analysis::RunRow& r : rows) {
-    out << r.path << ',' << r.status;
+    out << csv_field(r.path) << ',' << r.status;
     for (const std::string& g : r.group)
-      out << ",\"" << g << '"';
+      out << ',' << csv_field(g, true);
     for (double v : r.values)
       out << ',' << format_number(v);
     out << '\n';

@@ -84,12 +84,14 @@ int run_command(const std::vector<std::string>& args) {
   tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
                                   static_cast<std::size_t>(threads));
 
+  // Before the plan (which loads the data): a signal during start-up still ends the run with
+  // an `interrupted` trace and exit code 130, not an abrupt death.
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
   RunPlan plan = plan_run(a.scenario, a.overrides);
   if (!a.output.empty())
     plan.output_path = a.output;
 
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
   const bool tty = !a.quiet && isatty(fileno(stderr));
   ProgressLine progress(tty);
   plan.engine.interrupt = &g_interrupted;

@@ -134,14 +134,25 @@ std::vector<Outcome> run_points(const SweepPlan& plan, const std::vector<SweepPo
                                 const SweepArgs& a, const char* phase) {
   std::vector<Outcome> outcomes(points.size());
   std::vector<std::size_t> todo;
-  std::size_t stale = 0, unfinished = 0;
+  std::size_t stale = 0, unfinished = 0, unreadable = 0;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const std::string trace = plan.output_dir + "/" + points[i].name + ".h5";
     if (a.resume && std::filesystem::exists(trace)) {
-      if (ran_this_point(plan, points[i], trace)) {
+      bool same_point = false;
+      try {
+        same_point = ran_this_point(plan, points[i], trace);
+      } catch (const ConfigError& e) { // a damaged file: run the point again, over it
+        std::fprintf(stderr, "%s\n", e.what());
+        ++unreadable;
+        todo.push_back(i);
+        continue;
+      }
+      if (same_point) {
         outcomes[i] = outcome_of_trace(trace);
-        if (finished(outcomes[i]))
+        if (finished(outcomes[i])) {
+          remove_superseded_checkpoint(trace);
           continue;
+        }
         ++unfinished; // interrupted or failed: run it again
       } else {
         // Changed since it ran, and not validated with the others (it had a trace):
@@ -157,6 +168,8 @@ std::vector<Outcome> run_points(const SweepPlan& plan, const std::vector<SweepPo
                points.size() - todo.size());
   if (stale > 0)
     std::fprintf(stderr, " (%zu traces rerun: their settings changed)", stale);
+  if (unreadable > 0)
+    std::fprintf(stderr, " (%zu unreadable traces rerun)", unreadable);
   if (unfinished > 0)
     std::fprintf(stderr, " (%zu rerun: interrupted or failed)", unfinished);
   std::fprintf(stderr, "\n");
@@ -326,7 +339,8 @@ int sweep_command(const std::vector<std::string>& args, std::atomic<bool>* inter
     return 0;
   }
   const std::vector<Outcome> outcomes = run_points(plan, points, a, "evaluation");
-  if (interrupted(a))
+  // A signal that came after the last point had finished interrupted nothing.
+  if (interrupted(a) && !std::all_of(outcomes.begin(), outcomes.end(), finished))
     return report_interrupt(plan);
   const auto count = [&](auto pred) {
     return static_cast<std::size_t>(std::count_if(outcomes.begin(), outcomes.end(), pred));

@@ -2,6 +2,8 @@
 // One sweep point from scenario to trace, and the sweep index.
 #include "apps/sweep_runner.hpp"
 
+#include "apps/csv_field.hpp"
+#include "sim/core/errors.hpp"
 #include "sim/scenario/run_plan.hpp"
 #include "sim/scenario/yaml_tree.hpp"
 #include "sim/trace/hdf5_trace_sink.hpp"
@@ -55,7 +57,13 @@ bool finished(const Outcome& o) {
 
 Outcome outcome_of_trace(const std::string& trace) {
   Outcome o;
-  const TraceContents t = read_trace_attributes(trace);
+  TraceContents t;
+  try {
+    t = read_trace_attributes(trace);
+  } catch (const ConfigError& e) { // damaged: not finished, so a resume runs it again
+    o.status = std::string("unreadable: ") + e.what();
+    return o;
+  }
   const auto status = t.text_attributes.find("status");
   o.status = status == t.text_attributes.end() ? "?" : status->second;
   const auto acc = t.number_attributes.find("final_test_accuracy");
@@ -63,6 +71,11 @@ Outcome outcome_of_trace(const std::string& trace) {
   const auto wall = t.number_attributes.find("wall_seconds");
   o.wall_s = wall == t.number_attributes.end() ? 0 : wall->second;
   return o;
+}
+
+void remove_superseded_checkpoint(const std::string& trace) {
+  std::error_code ec;
+  std::filesystem::remove(trace + ".partial", ec);
 }
 
 std::string format_duration(double s) {
@@ -83,15 +96,16 @@ void write_index(const std::string& dir, const std::vector<SweepPoint>& points,
     std::ofstream out(tmp);
     out << "point,status,final_test_accuracy,wall_s,trace,tuned,overrides\n";
     for (std::size_t i = 0; i < points.size(); ++i) {
-      out << points[i].name << ",\"" << outcomes[i].status << "\",";
+      out << csv_field(points[i].name) << ',' << csv_field(outcomes[i].status, true) << ',';
       if (outcomes[i].accuracy >= 0)
         out << outcomes[i].accuracy;
-      out << ',' << outcomes[i].wall_s << ',' << dir << '/'
-          << std::filesystem::path(points[i].name).filename().string() << ".h5," << points[i].tuned
-          << ",\"";
+      std::string overrides;
       for (std::size_t k = 0; k < points[i].overrides.size(); ++k)
-        out << (k ? " " : "") << points[i].overrides[k];
-      out << "\"\n";
+        overrides += (k ? " " : "") + points[i].overrides[k];
+      out << ',' << outcomes[i].wall_s << ','
+          << csv_field(dir + '/' + std::filesystem::path(points[i].name).filename().string() +
+                       ".h5")
+          << ',' << points[i].tuned << ',' << csv_field(overrides, true) << '\n';
     }
   }
   std::filesystem::rename(tmp, dir + "/index.csv");

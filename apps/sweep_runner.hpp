@@ -33,8 +33,13 @@ Outcome run_sweep_point(const SweepPlan& plan, const SweepPoint& point,
 // or failed run is not done: --resume reruns it.
 bool finished(const Outcome& o);
 
-// The outcome recorded in an existing trace (for --resume).
+// The outcome recorded in an existing trace (for --resume); status "unreadable: <why>" for a
+// damaged file, which is not finished and so is run again.
 Outcome outcome_of_trace(const std::string& trace);
+
+// Removes <trace>.partial beside a finished trace: a run killed after it renamed its work file
+// to the trace and before it removed its last checkpoint leaves one.
+void remove_superseded_checkpoint(const std::string& trace);
 
 // Rewrites <dir>/index.csv (through a temporary file, so readers never see half of it).
 void write_index(const std::string& dir, const std::vector<SweepPoint>& points,

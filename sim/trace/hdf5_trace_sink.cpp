@@ -11,11 +11,14 @@
 #include <cstddef>
 #include <cstdio>
 #include <ctime>
+#include <fcntl.h>
 #include <filesystem>
 #include <hdf5.h>
 #include <span>
 #include <stdexcept>
+#include <sys/file.h>
 #include <system_error>
+#include <unistd.h>
 #include <utility>
 
 namespace dtsim {
@@ -198,6 +201,7 @@ Hdf5TraceSink::~Hdf5TraceSink() {
     std::error_code ec;
     std::filesystem::remove(work_path_, ec);
   }
+  release_work_lock();
 }
 
 void Hdf5TraceSink::begin(const RunHeader& header) {
@@ -219,22 +223,34 @@ void Hdf5TraceSink::begin(const RunHeader& header) {
       throw ConfigError("output.path: cannot create " + partial.parent_path().string() + ": " +
                         ec.message());
   }
-  // Probe with stdio first: its errno names the reason (permission, no space) more plainly than
-  // HDF5's error stack does.
-  if (std::FILE* probe = std::fopen(work_path_.c_str(), "wb"))
-    std::fclose(probe);
-  else
+  // The work file is opened and locked before anything is truncated or removed: a second run
+  // given the same path (a scenario launched twice, a sweep started again over a running one)
+  // must stop here, not empty the first run's work file and delete its checkpoint. The lock
+  // is held until the trace is finished; HDF5's own locking is off for this file (it would
+  // take a second lock on the same file, and only once H5Fcreate had truncated it).
+  // open() also names the reason (permission, no space) more plainly than HDF5's errors do.
+  work_lock_fd_ = ::open(work_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (work_lock_fd_ < 0)
     throw ConfigError("output.path: cannot create " + work_path_ +
                       " (the file a run writes before it becomes " +
                       std::filesystem::path(final_path_).filename().string() +
                       "): " + std::generic_category().message(errno));
+  if (::flock(work_lock_fd_, LOCK_EX | LOCK_NB) != 0)
+    throw std::runtime_error("trace " + final_path_ + ": another run is writing it now (" +
+                             work_path_ + " is locked); give this run another output path");
+  if (::ftruncate(work_lock_fd_, 0) != 0)
+    throw std::runtime_error("trace " + work_path_ +
+                             ": cannot truncate: " + std::generic_category().message(errno));
   // A .partial left by an earlier run of this trace is not this run's: until the first
   // checkpoint there is none.
   std::error_code stale;
   fs::remove(partial_path_, stale);
-  const hid_t file = H5Fcreate(work_path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  const Hdf5Handle access(check_id(H5Pcreate(H5P_FILE_ACCESS), work_path_, "file access list"),
+                          Kind::PropertyList);
+  check(H5Pset_file_locking(access.get(), false, true), work_path_, "file locking");
+  const hid_t file = H5Fcreate(work_path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get());
   if (file < 0)
-    throw ConfigError("output.path: cannot create " + partial_path_ + ": " + hdf5_last_error());
+    throw ConfigError("output.path: cannot create " + work_path_ + ": " + hdf5_last_error());
   file_ = Hdf5Handle(file, Kind::File);
   begun_ = true;
   const std::string& path = partial_path_;
@@ -444,6 +460,13 @@ void Hdf5TraceSink::finish(const RunSummary& summary) {
     throw std::runtime_error("trace " + work_path_ + ": cannot rename to " + final_path_ + ": " +
                              ec.message());
   std::filesystem::remove(partial_path_, ec);
+  release_work_lock();
+}
+
+void Hdf5TraceSink::release_work_lock() noexcept {
+  if (work_lock_fd_ >= 0)
+    ::close(work_lock_fd_); // closing the last descriptor releases the flock
+  work_lock_fd_ = -1;
 }
 
 // HDF5 does not write a flush atomically: a process killed while H5Fflush wrote the file

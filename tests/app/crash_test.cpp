@@ -159,6 +159,67 @@ TEST_SUITE("crash") {
       CHECK(entry.path().extension() != ".partial");
   }
 
+  TEST_CASE("a resumed sweep reruns a damaged trace and drops a checkpoint beside a finished one") {
+    const std::string dir = testing::process_temp_dir("dtsim_crash_leftovers_");
+    const std::string out = dir + "/out,1"; // a comma in the folder: index.csv must quote it
+    fs::remove_all(out);
+    testing::write_temp_file(dir, "base.yaml", kScenario);
+    const std::string sweep =
+        testing::write_temp_file(dir, "sweep.yaml",
+                                 "name: leftovers\nbase: base.yaml\noutput: out,1\nset: "
+                                 "{stop.epochs: 0.5}\ngrid:\n  seed: [1, 2]\n  label: "
+                                 "['D-PSGD \"async\", m=0']\n");
+    REQUIRE(testing::run_cli("sweep " + sweep).exit_code == 0);
+    std::vector<std::string> traces;
+    for (const auto& e : fs::directory_iterator(out))
+      if (e.path().extension() == ".h5")
+        traces.push_back(e.path().string());
+    std::sort(traces.begin(), traces.end());
+    REQUIRE(traces.size() == 2);
+
+    // A kill between renaming the work file to the trace and removing the last checkpoint
+    // leaves both: analysis counts the run once, and a resume removes the checkpoint.
+    fs::copy_file(traces[1], traces[1] + ".partial");
+    const auto table = testing::run_cli("analyze " + out + " --csv " + dir + "/runs.csv -q");
+    REQUIRE(table.exit_code == 0);
+    std::ifstream runs(dir + "/runs.csv");
+    std::string line;
+    int rows = -1; // the header
+    while (std::getline(runs, line))
+      ++rows;
+    CHECK(rows == 2);
+
+    // A damaged trace is run again, not taken as done nor a reason to stop.
+    fs::resize_file(traces[0], 1000);
+    const auto resumed = testing::run_cli("sweep " + sweep + " --resume");
+    CHECK(resumed.exit_code == 0);
+    CHECK(resumed.output.find("1 to run, 1 already done (1 unreadable traces rerun)") !=
+          std::string::npos);
+    check_trace(traces[0], false);
+    CHECK_FALSE(fs::exists(traces[1] + ".partial"));
+
+    // index.csv is RFC 4180: the folder's comma and the label's quotes survive a CSV reader.
+    std::ifstream index(out + "/index.csv");
+    std::getline(index, line);
+    REQUIRE(std::getline(index, line));
+    std::vector<std::string> fields(1);
+    bool quoted = false;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+      if (quoted && line[i] == '"' && i + 1 < line.size() && line[i + 1] == '"')
+        fields.back() += line[++i];
+      else if (line[i] == '"')
+        quoted = !quoted;
+      else if (line[i] == ',' && !quoted)
+        fields.emplace_back();
+      else
+        fields.back() += line[i];
+    }
+    REQUIRE(fields.size() == 7); // point,status,final_test_accuracy,wall_s,trace,tuned,overrides
+    CHECK(fields[1] == "completed");
+    CHECK(fields[4] == traces[0]);
+    CHECK(fields[6].find("label=D-PSGD \"async\", m=0") != std::string::npos);
+  }
+
   TEST_CASE("a full output disk: exit 1, one line, and the .partial of the last checkpoint") {
     // A file-size limit (ulimit -f, SIGXFSZ ignored) makes writes fail as a full disk does,
     // without mounting anything.

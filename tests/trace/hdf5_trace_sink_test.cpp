@@ -287,6 +287,33 @@ TEST_SUITE("trace") {
                          "output.path: expected a trace file name, got ''", ConfigError);
   }
 
+  TEST_CASE("Hdf5TraceSink: a second writer of the same path stops before touching the first's") {
+    TempDir dir("two-writers");
+    Hdf5TraceSink first(dir.file("run.h5"), EventLevel::None);
+    first.begin(sample_header());
+    first.metrics(sample_row(0), sample_wall(0));
+    const auto partial_size = fs::file_size(dir.file("run.h5.partial"));
+    {
+      Hdf5TraceSink second(dir.file("run.h5"), EventLevel::None);
+      CHECK_THROWS_WITH_AS(second.begin(sample_header()),
+                           ("trace " + dir.file("run.h5") + ": another run is writing it now (" +
+                            dir.file("run.h5.work") +
+                            " is locked); give this run another output path")
+                               .c_str(),
+                           std::runtime_error);
+    }
+    // The first run's checkpoint and work file are untouched, and it finishes a valid trace.
+    CHECK(fs::file_size(dir.file("run.h5.partial")) == partial_size);
+    first.metrics(sample_row(1), sample_wall(1));
+    first.finish(sample_summary(RunStatus::Completed));
+    const TraceContents t = read_trace(dir.file("run.h5"));
+    CHECK(t.text_attributes.at("status") == "completed");
+    CHECK(t.metrics.at("sim_time_s").size() == 2);
+    // Once it is finished, the path is free again.
+    Hdf5TraceSink again(dir.file("run.h5"), EventLevel::None);
+    CHECK_NOTHROW(again.begin(sample_header()));
+  }
+
   TEST_CASE("Hdf5TraceSink: rows with another column set are an internal error") {
     TempDir dir("columns");
     Hdf5TraceSink sink(dir.file("run.h5"), EventLevel::None);
