@@ -118,8 +118,7 @@ bool has_trace(const SweepPlan& plan, const SweepPoint& point) {
   return std::filesystem::exists(plan.output_dir + "/" + point.name + ".h5");
 }
 
-bool ran_this_point(const SweepPlan& plan, const SweepPoint& point, const std::string& trace) {
-  const TraceContents t = read_trace_attributes(trace);
+bool ran_this_point(const SweepPlan& plan, const SweepPoint& point, const TraceContents& t) {
   if (const auto digest = t.text_attributes.find("sweep_point"); digest != t.text_attributes.end())
     return digest->second == point_digest(plan, point);
   const auto scenario = t.text_attributes.find("scenario");
@@ -138,16 +137,16 @@ std::vector<Outcome> run_points(const SweepPlan& plan, const std::vector<SweepPo
   for (std::size_t i = 0; i < points.size(); ++i) {
     const std::string trace = plan.output_dir + "/" + points[i].name + ".h5";
     if (a.resume && std::filesystem::exists(trace)) {
-      bool same_point = false;
+      TraceContents attributes;
       try {
-        same_point = ran_this_point(plan, points[i], trace);
+        attributes = read_trace_attributes(trace);
       } catch (const ConfigError& e) { // a damaged file: run the point again, over it
         std::fprintf(stderr, "%s\n", e.what());
         ++unreadable;
         todo.push_back(i);
         continue;
       }
-      if (same_point) {
+      if (ran_this_point(plan, points[i], attributes)) {
         outcomes[i] = outcome_of_trace(trace);
         if (finished(outcomes[i])) {
           remove_superseded_checkpoint(trace);
