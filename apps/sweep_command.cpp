@@ -111,13 +111,14 @@ void write_sweep_info(const SweepPlan& plan, const SweepArgs& a,
       << "\njobs: " << a.jobs << "\n";
 }
 
-// Whether `trace` ran exactly this point: a changed sweep file or a new tuning choice reruns
-// the point instead of mixing old and new settings. Traces written by a sweep carry the
-// point's digest (one attribute to read); older ones are compared by resolved scenario.
 bool has_trace(const SweepPlan& plan, const SweepPoint& point) {
   return std::filesystem::exists(plan.output_dir + "/" + point.name + ".h5");
 }
 
+// Whether the trace with attributes `t` ran exactly this point: a changed sweep file or a new
+// tuning choice reruns the point instead of mixing old and new settings. Traces written by a
+// sweep carry the point's digest (one attribute to read); older ones are compared by
+// resolved scenario.
 bool ran_this_point(const SweepPlan& plan, const SweepPoint& point, const TraceContents& t) {
   if (const auto digest = t.text_attributes.find("sweep_point"); digest != t.text_attributes.end())
     return digest->second == point_digest(plan, point);
