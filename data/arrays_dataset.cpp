@@ -52,6 +52,7 @@ std::vector<int> example_shape(const Params& p, const Named& x) {
 }
 
 Dataset build(const Params& p, const std::string& name, Named x, const Named& y, int classes) {
+  const std::vector<int> shape = example_shape(p, x); // first: x may have no dimensions at all
   const std::int64_t n = x.array.shape[0];
   const auto& ys = y.array.shape;
   if (!(ys.size() == 1 || (ys.size() == 2 && ys[1] == 1)))
@@ -64,7 +65,7 @@ Dataset build(const Params& p, const std::string& name, Named x, const Named& y,
   Dataset d;
   d.name = name;
   d.num_classes = classes;
-  d.shape = example_shape(p, x);
+  d.shape = shape;
   const std::int64_t features = static_cast<std::int64_t>(x.array.values.size()) / n;
   for (std::size_t i = 0; i < x.array.values.size(); ++i)
     if (!std::isfinite(x.array.values[i]))
@@ -112,6 +113,13 @@ DataSplit load_arrays(const Params& p) {
   const Named train_y = read(p, file, "train_y", train_y_name);
   Named test_x = read(p, file, "test_x", test_x_name);
   const Named test_y = read(p, file, "test_y", test_y_name);
+  constexpr float kMostClasses = 1 << 20; // as `classes` allows
+  for (const Named* y : {&train_y, &test_y})
+    if (given == 0 && largest_label(*y) >= kMostClasses)
+      p.fail(y->key, y->name + " has a label of " +
+                         format_number(static_cast<double>(largest_label(*y))) +
+                         ": expected whole labels in [0, " +
+                         std::to_string(static_cast<int>(kMostClasses)) + ")");
   const int classes =
       given > 0 ? static_cast<int>(given)
                 : static_cast<int>(std::max(largest_label(train_y), largest_label(test_y))) + 1;

@@ -100,6 +100,11 @@ def main(dtsim):
                 "no array 'x_test' (the archive holds: x_train, y_train, y_test)")
         refused("fortran", lambda b: b.update(x_train=np.asfortranarray(b["x_train"])),
                 "Fortran order")
+        refused("scalar", lambda b: b.update(x_train=np.float32(5)),
+                "data.arrays.train_x: x_train has shape (), expected (examples, features)")
+        refused("huge-label", lambda b: b["y_train"].__setitem__(0, 2e12),
+                "data.arrays.train_y: y_train has a label of 1999999991808: expected whole "
+                "labels in [0, 1048576)")
     for f in failures:
         print(f)
     print(f"{len(failures)} problems")
