@@ -58,6 +58,13 @@ void read_eval(const Params& p, EngineConfig& e, const Model* model) {
   e.eval_every_s = p.number("every_s", 0.0, Range::non_negative());
   e.eval_every_epochs = p.number("every_epochs", given ? 0.0 : 0.05, Range::non_negative());
   e.eval_every_updates = p.integer("every_updates", 0, Range::non_negative());
+  // A shorter interval rounds to no time at all on the nanosecond clock (the run would never
+  // leave its evaluations) or asks for more evaluations than there are events.
+  constexpr double kShortest = 1e-6;
+  for (const auto& [key, every] : {std::pair{"every_s", e.eval_every_s},
+                                   std::pair{"every_epochs", e.eval_every_epochs}})
+    if (every > 0 && every < kShortest)
+      p.fail(key, "expected 0 (off) or at least 1e-6, got " + format_number(every));
   const int rules = (e.eval_every_s > 0) + (e.eval_every_epochs > 0) + (e.eval_every_updates > 0);
   if (rules != 1)
     p.fail(e.eval_every_s > 0 ? "every_s" : "every_epochs",

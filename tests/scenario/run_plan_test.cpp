@@ -71,6 +71,11 @@ TEST_SUITE("scenario") {
     CHECK(error_of(kBase, {"algorithm.lr=fast"}).find("expected a number > 0, got 'fast'") !=
           std::string::npos);
     CHECK(error_of(kBase, {"stop={}"}).find("no stop rule") != std::string::npos);
+    // An interval the nanosecond clock rounds to nothing would never let the run move on.
+    CHECK(error_of(kBase, {"eval={every_s: 1e-10}"}) ==
+          "--set eval.every_s: expected 0 (off) or at least 1e-6, got 1e-10");
+    CHECK(error_of(kBase, {"eval={every_epochs: 1e-9}"}) ==
+          "--set eval.every_epochs: expected 0 (off) or at least 1e-6, got 1e-09");
   }
 
   TEST_CASE("plan_run: unknown names suggest the closest") {
