@@ -264,6 +264,14 @@ std::string section_where(const Params& p) {
 Topology make_topology(const Params& topology, int nodes, std::uint64_t seed) {
   const GraphKinds& kinds = graph_kinds();
   const std::string kind = topology.choice("kind", "ring", kinds.names());
+  // Time-varying kinds mix with their rounds' own weights (1/2 per pair); the union graph's
+  // Metropolis weights only describe it. Any other choice would be silently unused.
+  if (kind == "one_peer_exponential" || kind == "random_pairs")
+    if (const ParamNode* m = topology.node().find("mixing");
+        m && !(m->kind == ParamNode::Kind::Scalar && m->scalar == "metropolis"))
+      topology.fail("mixing", "not used by " + kind +
+                                  ": its rounds average pairs with weights 1/2; remove "
+                                  "topology.mixing or use a static kind");
   // mixing: metropolis | uniform, or {kind: metropolis | uniform | file, path: W.csv}.
   std::string mixing;
   std::optional<Params> mixing_map;

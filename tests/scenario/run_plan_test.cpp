@@ -83,6 +83,17 @@ TEST_SUITE("scenario") {
               .find("unknown name 'dsdg' (did you mean 'dsgd'?)") != std::string::npos);
   }
 
+  TEST_CASE("plan_run: mixing weights a time-varying topology would not use are refused") {
+    CHECK(error_of(kBase, {"topology={kind: random_pairs, mixing: uniform}"}) ==
+          "--set topology.mixing: not used by random_pairs: its rounds average pairs with "
+          "weights 1/2; remove topology.mixing or use a static kind");
+    CHECK(error_of(kBase, {"topology={kind: one_peer_exponential, mixing: {kind: file, path: "
+                           "W.csv}}"})
+              .find("topology.mixing: not used by one_peer_exponential") != std::string::npos);
+    // What a resolved scenario of such a run says (the union's weights) still reads back.
+    CHECK(error_of(kBase, {"topology={kind: random_pairs, mixing: metropolis}"}) == "(no error)");
+  }
+
   TEST_CASE("plan_run: a disconnected graph is refused") {
     const std::string e = error_of(kBase, {"nodes=20", "topology={kind: erdos_renyi, p: 0.01}"});
     CHECK(e.find("disconnected") != std::string::npos);
