@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <vector>
 #include <yaml-cpp/yaml.h>
 
 namespace dtsim {
@@ -80,7 +81,15 @@ std::shared_ptr<ParamNode> to_tree(const YAML::Node& doc, const std::string& nam
 
 YAML::Node load(const std::string& text, const std::string& name) {
   try {
-    return YAML::Load(text);
+    std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    // A second document ("---") would otherwise be dropped without a word; an empty one (a
+    // trailing "---") holds nothing to drop.
+    for (std::size_t k = 1; k < documents.size(); ++k)
+      if (!documents[k].IsNull())
+        throw ConfigError(name + ":" + std::to_string(documents[k].Mark().line + 1) +
+                          ": a second YAML document (after '---'); expected one map of "
+                          "settings per file");
+    return documents.empty() ? YAML::Node() : documents.front();
   } catch (const YAML::Exception& e) {
     throw ConfigError(name + ":" + std::to_string(e.mark.line + 1) + ":" +
                       std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);

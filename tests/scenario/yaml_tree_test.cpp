@@ -34,6 +34,17 @@ TEST_SUITE("scenario") {
           std::string::npos);
   }
 
+  TEST_CASE("yaml_tree: a second document is refused, not dropped; a trailing '---' is fine") {
+    CHECK(testing::config_error_of([] { parse_yaml_text("a: 1\n---\na: 2\n", "m.yaml"); }) ==
+          "m.yaml:3: a second YAML document (after '---'); expected one map of settings per "
+          "file");
+    CHECK(parse_yaml_text("---\na: 1\n---\n", "t.yaml")->find("a")->scalar == "1");
+  }
+
+  TEST_CASE("yaml_tree: a key with no value keeps the key's line") {
+    CHECK(parse_yaml_text("a:\nb: 2\n", "n.yaml")->find("a")->line == 1);
+  }
+
   TEST_CASE("yaml_tree: an alias bomb fails fast instead of exhausting memory") {
     // Ten levels, each a list of ten aliases of the previous one: 10^10 nodes if expanded.
     std::ostringstream bomb;
