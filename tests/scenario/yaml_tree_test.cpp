@@ -34,7 +34,7 @@ TEST_SUITE("scenario") {
           std::string::npos);
   }
 
-  TEST_CASE("yaml_tree: a second document is refused, not dropped; a trailing '---' is fine") {
+  TEST_CASE("yaml_tree: a second document is refused, not dropped, and a trailing '---' is fine") {
     CHECK(testing::config_error_of([] { parse_yaml_text("a: 1\n---\na: 2\n", "m.yaml"); }) ==
           "m.yaml:3: a second YAML document (after '---'); expected one map of settings per "
           "file");
