@@ -39,8 +39,12 @@ LrSchedule::LrSchedule(const Params& algorithm, const AlgorithmSetup& setup, dou
   warmup_epochs_ = p.number("warmup_epochs", 0.0, Range::non_negative());
   if (warmup_epochs_ > 0)
     warmup_from_ = p.number("warmup_from", Range::positive());
+  const bool has_factor = p.has("decay_factor");
   decay_factor_ = p.number("decay_factor", 0.1, Range{0.0, 1.0, true, false});
   const bool has_at = p.has("decay_at"), has_epochs = p.has("decay_epochs");
+  if (has_factor && !has_at && !has_epochs) // as warmup_from without a warm-up
+    p.fail("decay_factor", "a decay factor without milestones does nothing: give decay_at "
+                           "(fractions of the budget) or decay_epochs");
   if (has_at && has_epochs)
     p.fail("decay_epochs", "give decay milestones either as decay_at (fractions of the budget) "
                            "or as decay_epochs, not both");

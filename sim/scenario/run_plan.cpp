@@ -61,8 +61,8 @@ void read_eval(const Params& p, EngineConfig& e, const Model* model) {
   // A shorter interval rounds to no time at all on the nanosecond clock (the run would never
   // leave its evaluations) or asks for more evaluations than there are events.
   constexpr double kShortest = 1e-6;
-  for (const auto& [key, every] : {std::pair{"every_s", e.eval_every_s},
-                                   std::pair{"every_epochs", e.eval_every_epochs}})
+  for (const auto& [key, every] :
+       {std::pair{"every_s", e.eval_every_s}, std::pair{"every_epochs", e.eval_every_epochs}})
     if (every > 0 && every < kShortest)
       p.fail(key, "expected 0 (off) or at least 1e-6, got " + format_number(every));
   const int rules = (e.eval_every_s > 0) + (e.eval_every_epochs > 0) + (e.eval_every_updates > 0);
@@ -217,6 +217,11 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
                                      plan.order && plan.order->separate_coordinator() ? 1 : 0);
 
   read_eval(root.child("eval"), plan.engine, plan.model.get());
+  if (plan.data && static_cast<std::size_t>(plan.engine.eval_test_samples) > plan.data->test.size())
+    root.child("eval").fail("test_samples", "expected at most the test split's " +
+                                                std::to_string(plan.data->test.size()) +
+                                                " examples (0 = all), got " +
+                                                std::to_string(plan.engine.eval_test_samples));
   plan.engine.seed = plan.seed;
 
   const Params out = root.child("output");

@@ -71,6 +71,16 @@ TEST_SUITE("scenario") {
     CHECK(error_of(kBase, {"algorithm.lr=fast"}).find("expected a number > 0, got 'fast'") !=
           std::string::npos);
     CHECK(error_of(kBase, {"stop={}"}).find("no stop rule") != std::string::npos);
+    CHECK(error_of(kBase, {"eval.test_samples=101"}) ==
+          "--set eval.test_samples: expected at most the test split's 100 examples (0 = all), "
+          "got 101");
+    CHECK(error_of(kBase, {"algorithm.lr_schedule={decay_factor: 0.5}"}) ==
+          "--set algorithm.lr_schedule.decay_factor: a decay factor without milestones does "
+          "nothing: give decay_at (fractions of the budget) or decay_epochs");
+    // A resolved scenario (which writes the defaults out) reads back.
+    const RunPlan warm = plan_run_text(
+        kBase, "s.yaml", {"algorithm.lr_schedule={warmup_epochs: 0.5, warmup_from: 0.01}"});
+    CHECK(error_of(warm.resolved_yaml) == "(no error)");
     // An interval the nanosecond clock rounds to nothing would never let the run move on.
     CHECK(error_of(kBase, {"eval={every_s: 1e-10}"}) ==
           "--set eval.every_s: expected 0 (off) or at least 1e-6, got 1e-10");
