@@ -30,6 +30,16 @@ public:
     return args_[++i_];
   }
 
+  // The value after the current option, which must not be empty (`-o ''` would silently mean
+  // the default). throws: ConfigError "<option>: expected <what>, got ''".
+  const std::string& path_value(const std::string& what) {
+    const std::string option = arg();
+    const std::string& v = value();
+    if (v.empty())
+      throw ConfigError(option + ": expected " + what + ", got ''");
+    return v;
+  }
+
   // The value after the current option as a whole number in [lo, hi] (all of it: "2x" and
   // "1.5" are refused). throws: ConfigError "<option>: expected an integer in [lo, hi], got '...'".
   long long integer_value(long long lo, long long hi) {

@@ -39,7 +39,7 @@ ReportArgs parse(const std::vector<std::string>& args) {
   for (ArgCursor c("report", args); c.next();) {
     const std::string& arg = c.arg();
     if (arg == "-o" || arg == "--output")
-      a.output = c.value();
+      a.output = c.path_value("the report's file name");
     else if (arg == "--by")
       a.by = split_commas(c.value());
     else if (arg == "--vs")

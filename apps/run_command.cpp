@@ -58,7 +58,7 @@ RunArgs parse_run_args(const std::vector<std::string>& args) {
       continue;
     const std::string& a = c.arg();
     if (a == "-o" || a == "--output") {
-      r.output = c.value();
+      r.output = c.path_value("a trace file name");
     } else if (a == "--threads") {
       r.threads = static_cast<int>(c.integer_value(1, 1024));
     } else if (a == "--quiet" || a == "-q") {

@@ -66,7 +66,7 @@ SweepArgs parse(const std::vector<std::string>& args) {
   for (ArgCursor c("sweep", args); c.next();) {
     const std::string& arg = c.arg();
     if (arg == "-o" || arg == "--output") {
-      a.output = c.value();
+      a.output = c.path_value("an output folder");
     } else if (arg == "--jobs" || arg == "-j") {
       a.jobs = parse_int("--jobs", c.value(), 1, 256);
     } else if (arg == "--resume") {

@@ -206,9 +206,39 @@ SweepPlan plan_sweep(const std::string& sweep_path) {
         throw ConfigError(sweep_path + ": tune.key " + plan.tune->key +
                           " is also fixed by set:; the tuning step chooses it");
   }
-  // Labels are read lazily above; touch every label so that unknown ones are reported.
-  for (auto& [key, node] : labels.node().fields)
+  // The keys the points vary, each of which replaces whatever `set:` gave it or below it.
+  std::set<std::string> swept;
+  for (const auto& axis : axes)
+    swept.insert(axis.front().key);
+  for (const auto& point : explicit_points)
+    for (const Setting& setting : point)
+      swept.insert(setting.key);
+  if (plan.tune)
+    swept.insert(plan.tune->key);
+  const auto within = [](const std::string& key, const std::string& section) {
+    return key == section || key.rfind(section + ".", 0) == 0;
+  };
+  for (const std::string& o : common) {
+    const std::string key = o.substr(0, o.find('='));
+    for (const std::string& k : swept)
+      if (within(key, k))
+        throw ConfigError(sweep_path + ":" + std::to_string(tree->find("set")->line) + ": set." +
+                          key + ": the points set " + k +
+                          " themselves, which replaces this value; set it in the points or the "
+                          "base scenario");
+  }
+  // Labels are read lazily above; touch every label so that unknown ones are reported, and
+  // refuse one for a key no point varies (a typo would leave the names as they were).
+  for (auto& [key, node] : labels.node().fields) {
     labels.text(key);
+    if (!swept.count(key)) {
+      std::string keys;
+      for (const std::string& k : swept)
+        keys += (keys.empty() ? "" : ", ") + k;
+      labels.fail(key,
+                  "no grid axis, point or tune key is " + key + " (the swept keys: " + keys + ")");
+    }
+  }
   if (plan.tune)
     plan.tune_label = label_of(plan.tune->key);
   p.reject_unused();

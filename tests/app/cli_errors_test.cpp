@@ -86,6 +86,11 @@ TEST_SUITE("app") {
     CHECK(config_error("validate " + tiny + " --set name=" + std::string(300, 'n'))
               .find("name: expected at most 240 characters, got 300") != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(folder + ".work"));
+    // -o '' would otherwise mean "the default path", which nobody types on purpose.
+    CHECK(says(config_error("run " + tiny + " -q -o ''"),
+               "error: -o: expected a trace file name, got ''"));
+    CHECK(says(config_error("sweep scenarios/sweeps/nodes.yaml -o ''"),
+               "error: -o: expected an output folder, got ''"));
   }
 
   TEST_CASE("dtsim: a key with no value is an error, not its default") {

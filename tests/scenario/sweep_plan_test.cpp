@@ -151,4 +151,21 @@ points: {from: methods.yaml}
     CHECK(error_of("base: base.yaml\ngrid: {x: [a b, a-b]}\n").find("both named") !=
           std::string::npos);
   }
+
+  TEST_CASE(
+      "plan_sweep: a label for no swept key, and set: values the points replace, are refused") {
+    CHECK(error_of("base: base.yaml\ngrid: {nodes: [2, 4]}\nlabels: {nodez: n}\n")
+              .find(":3: labels.nodez: no grid axis, point or tune key is nodez (the swept keys: "
+                    "nodes)") != std::string::npos);
+    CHECK(error_of("base: base.yaml\nset: {nodes: 3}\ngrid: {nodes: [2]}\n")
+              .find(":2: set.nodes: the points set nodes themselves, which replaces this value") !=
+          std::string::npos);
+    // A point's whole section replaces a key set: gave inside it.
+    CHECK(error_of("base: base.yaml\nset: {algorithm.lr: 0.1}\n"
+                   "points: [{algorithm: {name: dsgd}}]\n")
+              .find("set.algorithm.lr: the points set algorithm themselves") != std::string::npos);
+    // The other way round a point refines what set: gave: allowed.
+    CHECK(error_of("base: base.yaml\nset: {algorithm: {name: dsgd}}\n"
+                   "points: [{algorithm.lr: 0.1}]\n") == "(no error)");
+  }
 }
