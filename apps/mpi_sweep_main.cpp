@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
       plan.output_dir = a.output;
     if (rank == 0) {
       for (const SweepPoint& p : plan.points) // fail fast on a bad point
-        plan_run(plan.base_scenario, p.overrides, PlanUse::check_here);
+        plan_point(plan, p, PlanUse::check_here);
       make_output_folder(plan.output_dir, "-o");
       std::vector<Outcome> outcomes(plan.points.size());
       std::vector<std::size_t> todo;

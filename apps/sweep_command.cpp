@@ -124,8 +124,7 @@ bool ran_this_point(const SweepPlan& plan, const SweepPoint& point, const TraceC
     return digest->second == point_digest(plan, point);
   const auto scenario = t.text_attributes.find("scenario");
   return scenario != t.text_attributes.end() &&
-         scenario->second ==
-             plan_run(plan.base_scenario, point.overrides, PlanUse::check).resolved_yaml;
+         scenario->second == plan_point(plan, point, PlanUse::check).resolved_yaml;
 }
 
 // Runs `points` (all, or those without a trace under --resume) with `jobs` parallel runs and
@@ -157,7 +156,7 @@ std::vector<Outcome> run_points(const SweepPlan& plan, const std::vector<SweepPo
       } else {
         // Changed since it ran, and not validated with the others (it had a trace):
         // validate it now, before anything runs.
-        plan_run(plan.base_scenario, points[i].overrides, PlanUse::check_here);
+        plan_point(plan, points[i], PlanUse::check_here);
         ++stale;
       }
     }
@@ -244,7 +243,7 @@ std::vector<SweepPoint> tune(const SweepPlan& plan, std::vector<SweepPoint> poin
                runs.size());
   for (const SweepPoint& r : runs) // fail fast on a bad value (a dry run too)
     if (!a.resume || !has_trace(plan, r))
-      plan_run(plan.base_scenario, r.overrides, PlanUse::check_here);
+      plan_point(plan, r, PlanUse::check_here);
   if (a.dry_run) {
     print_dry_run(runs);
     return points;
@@ -325,7 +324,7 @@ int sweep_command(const std::vector<std::string>& args, std::atomic<bool>* inter
   // it ran; if it changed since, run_points validates it before rerunning it.
   for (const SweepPoint& p : points)
     if (!a.resume || !has_trace(plan, p))
-      plan_run(plan.base_scenario, p.overrides, PlanUse::check_here);
+      plan_point(plan, p, PlanUse::check_here);
   if (!a.dry_run) {
     make_output_folder(plan.output_dir, "-o");
     write_sweep_info(plan, a, args);

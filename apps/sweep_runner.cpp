@@ -34,11 +34,19 @@ std::string point_digest(const SweepPlan& plan, const SweepPoint& point) {
   return buf;
 }
 
+RunPlan plan_point(const SweepPlan& plan, const SweepPoint& point, PlanUse use) {
+  try {
+    return plan_run(plan.base_scenario, point.overrides, use);
+  } catch (const ConfigError& e) {
+    throw ConfigError(locate_point_error(point, e.what()));
+  }
+}
+
 Outcome run_sweep_point(const SweepPlan& plan, const SweepPoint& point,
                         std::atomic<bool>* interrupt) {
   Outcome o;
   try {
-    RunPlan rp = plan_run(plan.base_scenario, point.overrides);
+    RunPlan rp = plan_point(plan, point);
     rp.engine.interrupt = interrupt;
     rp.trace_attributes.emplace_back("sweep_point", point_digest(plan, point));
     Hdf5TraceSink sink(plan.output_dir + "/" + point.name + ".h5",

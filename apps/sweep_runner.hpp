@@ -3,6 +3,7 @@
 // launcher.
 #pragma once
 
+#include "sim/scenario/run_plan.hpp"
 #include "sim/scenario/sweep_plan.hpp"
 
 #include <atomic>
@@ -26,6 +27,10 @@ std::string point_digest(const SweepPlan& plan, const SweepPoint& point);
 // Runs one point to its trace <output_dir>/<name>.h5 (never throws: errors are outcomes).
 // Setting *interrupt (when given) stops the run as SIGINT stops `dtsim run`: its trace is
 // closed with status `interrupted`, which --resume reruns.
+// plan_run for a sweep point; a configuration error names the sweep file's line that set
+// the bad value (locate_point_error), not the --set it became.
+RunPlan plan_point(const SweepPlan& plan, const SweepPoint& point, PlanUse use = PlanUse::run);
+
 Outcome run_sweep_point(const SweepPlan& plan, const SweepPoint& point,
                         std::atomic<bool>* interrupt = nullptr);
 

@@ -110,6 +110,7 @@ std::vector<TuningGroup> tuning_groups(const SweepPlan& plan) {
         run.name = "tune/" + group.name + "_" + plan.tune_label + "=" + name_fragment(text) +
                    "_seed=" + std::to_string(seed);
         run.overrides = common;
+        run.origin_of = p.origin_of;
         run.overrides.push_back("seed=" + std::to_string(seed));
         run.overrides.push_back(spec.key + "=" + text);
         run.overrides.push_back("name=" + plan.name + "_" + run.name.substr(5));

@@ -7,6 +7,7 @@
 #include "sim/scenario/yaml_tree.hpp"
 
 #include <filesystem>
+#include <map>
 #include <set>
 #include <system_error>
 
@@ -67,8 +68,13 @@ namespace {
 
 struct Setting {
   std::string key;
-  std::string value; // compact YAML, usable in --set key=value
+  std::string value;  // compact YAML, usable in --set key=value
+  std::string origin; // "file:line: section.key", where it was written
 };
+
+std::string origin(const std::string& file, int line, const std::string& what) {
+  return file + ":" + std::to_string(line) + ": " + what;
+}
 
 // A list of points, each a map of dotted keys to values.
 TuneSpec read_tune(const Params& t) {
@@ -99,7 +105,9 @@ std::vector<std::vector<Setting>> read_points(const ParamNode& list, const std::
                         ": points: expected a map of dotted keys to values");
     std::vector<Setting> s;
     for (const auto& [key, value] : pt.fields)
-      s.push_back({key, compact(value)});
+      s.push_back(
+          {key, compact(value),
+           origin(path, value.line, "points[" + std::to_string(points.size()) + "]." + key)});
     points.push_back(std::move(s));
   }
   return points;
@@ -144,6 +152,7 @@ SweepPlan plan_sweep(const std::string& sweep_path) {
   // set: overrides every point carries (before its own settings, not in its name), so that
   // a study need not copy the base file to change one key.
   std::vector<std::string> common;
+  std::map<std::string, std::string> common_origins;
   if (ParamNode* set = tree->find("set"); set && set->kind != ParamNode::Kind::Null) {
     if (set->kind != ParamNode::Kind::Map)
       p.fail("set", "expected a map of dotted keys to values, e.g. {stop.epochs: 4}");
@@ -151,6 +160,7 @@ SweepPlan plan_sweep(const std::string& sweep_path) {
     for (auto& [key, value] : set->fields) {
       mark_used(value); // its keys are checked where the override applies: in the scenario
       common.push_back(key + "=" + compact(value));
+      common_origins[key] = origin(sweep_path, value.line, "set." + key);
     }
   }
 
@@ -167,8 +177,10 @@ SweepPlan plan_sweep(const std::string& sweep_path) {
         throw ConfigError(sweep_path + ":" + std::to_string(values.line) + ": grid." + key +
                           ": expected a non-empty list of values");
       std::vector<Setting> axis;
-      for (const ParamNode& v : values.items)
-        axis.push_back({key, compact(v)});
+      for (std::size_t k = 0; k < values.items.size(); ++k)
+        axis.push_back({key, compact(values.items[k]),
+                        origin(sweep_path, values.items[k].line,
+                               "grid." + key + "[" + std::to_string(k) + "]")});
       axes.push_back(std::move(axis));
     }
   }
@@ -270,7 +282,9 @@ SweepPlan plan_sweep(const std::string& sweep_path) {
   for (const auto& c : combos) {
     SweepPoint pt;
     pt.overrides = common;
+    pt.origin_of = common_origins;
     for (const Setting& s : c) {
+      pt.origin_of[s.key] = s.origin;
       const std::string fragment = label_of(s.key) + "=" + name_fragment(s.value);
       pt.name += (pt.name.empty() ? "" : "_") + fragment;
       if (s.key != "seed")
@@ -287,6 +301,24 @@ SweepPlan plan_sweep(const std::string& sweep_path) {
     plan.points.push_back(std::move(pt));
   }
   return plan;
+}
+
+std::string locate_point_error(const SweepPoint& point, const std::string& message) {
+  const std::string from_set = "--set ";
+  const auto colon = message.find(": ");
+  if (message.rfind(from_set, 0) != 0 || colon == std::string::npos)
+    return "point " + point.name + ": " + message;
+  const std::string key = message.substr(from_set.size(), colon - from_set.size());
+  // The override that wrote the key: the longest one equal to it or a section above it.
+  const std::pair<const std::string, std::string>* source = nullptr;
+  for (const auto& entry : point.origin_of)
+    if ((key == entry.first || key.rfind(entry.first + ".", 0) == 0) &&
+        (!source || entry.first.size() > source->first.size()))
+      source = &entry;
+  if (!source)
+    return "point " + point.name + ": " + message;
+  return source->second + key.substr(source->first.size()) + " (point " + point.name + ")" +
+         message.substr(colon);
 }
 
 std::vector<SweepPoint> shard(const std::vector<SweepPoint>& points, int k, int count) {

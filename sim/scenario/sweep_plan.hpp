@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,9 @@ namespace dtsim {
 struct SweepPoint {
   std::string name;
   std::vector<std::string> overrides;
+  // Where each override's key was written in the sweep files ("sweep.yaml:7: grid.nodes"),
+  // so that a point's error names that line, not a --set nobody typed.
+  std::map<std::string, std::string> origin_of;
   std::string group; // the name without its seed fragment: points that differ only in seed
   std::string tuned; // "key=value" chosen by the sweep's tuning step, if any
 };
@@ -56,6 +60,11 @@ struct SweepPlan {
 // outside [A-Za-z0-9.+-] replaced by "-"), so they are stable across runs and machines.
 // Throws ConfigError for unknown keys, empty grids, duplicate point names.
 SweepPlan plan_sweep(const std::string& sweep_path);
+
+// A point's configuration error, located: "--set nodes: expected ..." from the overrides
+// becomes "sweep.yaml:7: grid.nodes (point nodes=0_seed=1): expected ..."; an error in the base
+// scenario keeps its own file and line and gains the point's name.
+std::string locate_point_error(const SweepPoint& point, const std::string& message);
 
 // A value as a point-name fragment: characters outside [A-Za-z0-9.+-] become "-".
 std::string name_fragment(const std::string& text);

@@ -107,6 +107,17 @@ TEST_SUITE("app") {
                    ":2: nodes: empty value; give one, or leave the key out for its default"));
   }
 
+  TEST_CASE("dtsim sweep: a bad value in a point names the sweep file's line and the point") {
+    const std::string dir = temp_dir();
+    dtsim::testing::write_temp_file(dir, "base.yaml", kTiny);
+    const std::string sweep = dtsim::testing::write_temp_file(
+        dir, "bad-point.yaml", "name: bad\nbase: base.yaml\ngrid:\n  nodes: [2, 0]\n");
+    CHECK(config_error("sweep " + sweep + " --dry-run")
+              .find("\nerror: " + sweep +
+                    ":4: grid.nodes[1] (point nodes=0): expected a number in [1, 1000000], got "
+                    "0\n") != std::string::npos);
+  }
+
   TEST_CASE("dtsim sweep and report: output folders that cannot be made are one-line errors") {
     const std::string dir = temp_dir();
     const std::string blocker = dtsim::testing::write_temp_file(dir, "blocker", "a file");
