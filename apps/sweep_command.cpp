@@ -281,11 +281,12 @@ std::vector<SweepPoint> tune(const SweepPlan& plan, std::vector<SweepPoint> poin
 
 // Throws ConfigError on a `tune:` block that cannot run: an unknown criterion, a tuning seed
 // that is also an evaluation seed, a factor grid on a point without a numeric value.
-void check_tune(const SweepPlan& plan, const std::string& file) {
+void check_tune(const SweepPlan& plan) {
   const auto& columns = analysis::run_columns();
   if (std::find(columns.begin(), columns.end(), plan.tune->criterion) == columns.end()) {
     const std::string guess = closest_name(plan.tune->criterion, columns);
-    throw ConfigError(file + ": tune.criterion: unknown measure '" + plan.tune->criterion + "'" +
+    throw ConfigError(plan.tune->where.at("criterion") + ": unknown measure '" +
+                      plan.tune->criterion + "'" +
                       (guess.empty() ? "" : " (did you mean '" + guess + "'?)"));
   }
   tuning_groups(plan);
@@ -314,7 +315,7 @@ int sweep_command(const std::vector<std::string>& args, std::atomic<bool>* inter
   if (!a.output.empty())
     plan.output_dir = a.output;
   if (plan.tune)
-    check_tune(plan, a.file);
+    check_tune(plan);
   std::vector<SweepPoint> points = shard(plan.points, a.shard_k, a.shard_n);
   std::fprintf(stderr, "%s: %zu points (%zu in shard %d/%d), base %s, output %s/\n",
                plan.name.c_str(), plan.points.size(), points.size(), a.shard_k, a.shard_n,

@@ -62,7 +62,7 @@ std::vector<TuningGroup> tuning_groups(const SweepPlan& plan) {
   const std::set<std::string> eval_seeds = evaluation_seeds(plan);
   for (std::uint64_t s : spec.seeds)
     if (eval_seeds.count(std::to_string(s)))
-      throw ConfigError(plan.name + ": tune.seeds: seed " + std::to_string(s) +
+      throw ConfigError(spec.where.at("seeds") + ": seed " + std::to_string(s) +
                         " is also an evaluation seed; tuning seeds must be disjoint from the "
                         "points' seeds");
   std::vector<TuningGroup> groups;
@@ -91,7 +91,7 @@ std::vector<TuningGroup> tuning_groups(const SweepPlan& plan) {
         if (used != own.size())
           throw std::invalid_argument(own);
       } catch (const std::exception&) {
-        throw ConfigError(plan.name + ": tune.factors: point " + p.name + " has no number at " +
+        throw ConfigError(spec.where.at("factors") + ": point " + p.name + " has no number at " +
                           spec.key + " (got '" + own +
                           "'); set it in the base scenario or the point, or use tune.values");
       }

@@ -93,6 +93,8 @@ TuneSpec read_tune(const Params& t) {
     t.fail("seeds", "a non-empty list of tuning seeds, e.g. [101, 102]");
   spec.criterion = t.text("criterion", "final_acc");
   spec.maximize = t.choice("goal", "max", {"max", "min"}) == "max";
+  for (const char* key : {"key", "values", "factors", "seeds", "criterion", "goal"})
+    spec.where[key] = t.where(key);
   t.reject_unused();
   return spec;
 }

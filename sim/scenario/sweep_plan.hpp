@@ -32,6 +32,8 @@ struct TuneSpec {
   std::vector<std::uint64_t> seeds; // tuning seeds
   std::string criterion;            // a `dtsim analyze` column, e.g. final_acc
   bool maximize = true;             // goal: max | min; a diverged run counts as the worst
+  // "sweep.yaml:12: tune.seeds" for each key, so that errors found later name the line.
+  std::map<std::string, std::string> where;
 };
 
 struct SweepPlan {
