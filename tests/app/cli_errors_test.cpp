@@ -118,6 +118,23 @@ TEST_SUITE("app") {
                     "0\n") != std::string::npos);
   }
 
+  TEST_CASE("dtsim sweep: tuning errors found after reading the file still name its line") {
+    const std::string dir = temp_dir();
+    dtsim::testing::write_temp_file(dir, "base.yaml", kTiny);
+    const std::string tune = "name: t\nbase: base.yaml\ngrid: {seed: [1]}\ntune:\n  key: "
+                             "algorithm.lr\n  values: [0.05, 0.1]\n";
+    const std::string criterion = dtsim::testing::write_temp_file(
+        dir, "criterion.yaml", tune + "  seeds: [7]\n  criterion: final_accuracy\n");
+    CHECK(says(config_error("sweep " + criterion + " --dry-run"),
+               "error: " + criterion + ":8: tune.criterion: unknown measure 'final_accuracy'"));
+    const std::string seeds =
+        dtsim::testing::write_temp_file(dir, "seeds.yaml", tune + "  seeds: [1]\n");
+    CHECK(says(config_error("sweep " + seeds + " --dry-run"),
+               "error: " + seeds +
+                   ":7: tune.seeds: seed 1 is also an evaluation seed; tuning seeds must be "
+                   "disjoint from the points' seeds"));
+  }
+
   TEST_CASE("dtsim sweep and report: output folders that cannot be made are one-line errors") {
     const std::string dir = temp_dir();
     const std::string blocker = dtsim::testing::write_temp_file(dir, "blocker", "a file");
