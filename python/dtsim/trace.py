@@ -81,11 +81,13 @@ def load(path):
         metrics = _table(f.get("metrics"), "metrics", arrays)
         nodes = _table(f.get("nodes"), "nodes", arrays)
         epochs = _table(f.get("epochs"), "epochs", arrays)
-        for name in ("staleness", "events"):
-            group = f.get(name)
-            if isinstance(group, h5py.Group):
-                for key, item in group.items():
-                    if isinstance(item, h5py.Dataset):
-                        arrays[f"{name}/{key}"] = item[()]
+        staleness = f.get("staleness")
+        if isinstance(staleness, h5py.Group):
+            for key, item in staleness.items():
+                if isinstance(item, h5py.Dataset):
+                    arrays[f"staleness/{key}"] = item[()]
+        events = f.get("events")  # one compound dataset (output.events: full)
+        if isinstance(events, h5py.Dataset):
+            arrays["events"] = events[()]
     scenario = yaml.load(attrs.get("scenario", ""), Loader=_Yaml12Loader) or {}
     return Trace(path, attrs.get("status", "?"), scenario, attrs, metrics, nodes, epochs, arrays)

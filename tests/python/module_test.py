@@ -74,6 +74,13 @@ def test_runs(tmp):
           "overrides by keyword (nodes, algorithm__lr, 'stop.epochs') not applied")
     check(abs(c.final_test_accuracy - tc.attrs["final_test_accuracy"]) < 1e-12,
           "RunOutcome and trace disagree")
+    check("staleness/histogram" in tc.arrays and "events" not in tc.arrays,
+          f"arrays without an event log: {sorted(tc.arrays)}")
+
+    d = dtsim.load(dtsim.run(TINY, output=tmp / "d.h5", output__events="full"))
+    events = d.arrays.get("events")
+    check(events is not None and len(events) > 0 and "time_ns" in events.dtype.names,
+          f"the event log (output.events: full) in Trace.arrays: {sorted(d.arrays)}")
 
 
 def test_errors(tmp):
