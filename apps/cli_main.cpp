@@ -7,6 +7,7 @@
 #include "cuda/cuda_backend.hpp"
 #include "sim/core/build_info.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/params.hpp"
 
 #include <algorithm>
 #include <iostream>
@@ -24,9 +25,9 @@ usage:
   dtsim validate SCENARIO.yaml... [--set key=value]...
   dtsim list
   dtsim schema [scenario|sweep]
-  dtsim topology KIND --nodes N [--set key=value]...
+  dtsim topology KIND --nodes N [--seed S] [--set key=value]...
   dtsim analyze TRACE.h5... | DIR [--by key,...] [--csv OUT [-q]] [--markdown] [--target ACC]
-                [--columns c1,c2,...] [--baseline key=value,...]
+                [--at-time S] [--columns c1,c2,...] [--baseline key=value,...]
   dtsim report SWEEP_DIR [-o OUT.md] [--by label] [--vs nodes] [--target ACC]
   dtsim --version
 
@@ -80,7 +81,12 @@ int dtsim::cli::main(int argc, char** argv) {
       return dtsim::cli::report_command(args);
     if (command == "schema")
       return dtsim::cli::schema_command(args);
-    std::cerr << "dtsim: unknown command '" << command << "'\n" << kUsage;
+    const std::vector<std::string> commands = {"run",     "validate", "list",   "topology",
+                                               "sweep",   "analyze",  "report", "schema"};
+    const std::string guess = dtsim::closest_name(command, commands);
+    std::cerr << "error: unknown command '" << command << "'"
+              << (guess.empty() ? "" : " (did you mean '" + guess + "'?)")
+              << "; see dtsim --help\n";
     return 2;
   } catch (const dtsim::ConfigError& e) {
     std::cerr << "error: " << e.what() << "\n";

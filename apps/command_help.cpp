@@ -14,8 +14,8 @@ Runs one scenario and writes its HDF5 trace (a killed run leaves OUT.h5.partial)
                         --set nodes=32 --set 'algorithm={name: dsgd, lr: 0.1}'
   --threads N           worker threads (default: all cores; results do not depend on it)
   -q, --quiet           no progress line
-The progress line shows t = simulated seconds, epochs, the last training loss, and the
-ETA in wall-clock time. Exit codes: 0 completed, 1 failure, 2 bad input, 3 diverged,
+The progress line shows t = simulated seconds, epochs, updates, the last training loss and
+test accuracy, and the ETA in wall-clock time. Exit codes: 0 completed, 1 failure, 2 bad input, 3 diverged,
 130 interrupted.
 )"},
       {"validate", R"(usage: dtsim validate SCENARIO.yaml... [--set key=value]...
@@ -31,7 +31,7 @@ and keeps DIR/index.csv up to date.
   --shard K/N           run only the K-th of N interleaved shares of the points
   --dry-run             validate every point and list them with their --set overrides
 Exit 0 when every point produced a trace (diverged runs are results), 1 when some
-failed, 2 on bad input.
+failed, 2 on bad input, 130 when interrupted (--resume runs the rest).
 )"},
       {"analyze", R"(usage: dtsim analyze TRACE.h5... | DIR [options]
 Stability measures and run totals per trace, or per group of traces.

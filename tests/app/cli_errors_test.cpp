@@ -60,6 +60,11 @@ TEST_SUITE("app") {
                "error: --target: expected an accuracy in [0, 1], got 'xyz'"));
   }
 
+  TEST_CASE("dtsim: an unknown command is one line with a suggestion") {
+    CHECK(says(config_error("runn x.yaml"),
+               "error: unknown command 'runn' (did you mean 'run'?); see dtsim --help"));
+  }
+
   TEST_CASE("dtsim topology: the kind is given once, as the argument") {
     CHECK(says(config_error("topology ring star --nodes 4"),
                "error: topology: more than one kind given ('ring', 'star')"));
