@@ -81,8 +81,8 @@ int dtsim::cli::main(int argc, char** argv) {
       return dtsim::cli::report_command(args);
     if (command == "schema")
       return dtsim::cli::schema_command(args);
-    const std::vector<std::string> commands = {"run",     "validate", "list",   "topology",
-                                               "sweep",   "analyze",  "report", "schema"};
+    const std::vector<std::string> commands = {"run",   "validate", "list",   "topology",
+                                               "sweep", "analyze",  "report", "schema"};
     const std::string guess = dtsim::closest_name(command, commands);
     std::cerr << "error: unknown command '" << command << "'"
               << (guess.empty() ? "" : " (did you mean '" + guess + "'?)")

@@ -52,7 +52,9 @@ int topology_command(const std::vector<std::string>& args) {
   }
   if (kind.empty() || nodes < 1)
     throw ConfigError("topology: usage: dtsim topology KIND --nodes N [--set key=value]");
-  apply_override(*tree, "kind=" + kind);
+  // Written as a key of the "topology" section, so that an unknown kind reads
+  // "topology: kind: unknown name ..." rather than naming a --set nobody typed.
+  tree->fields.emplace_back("kind", ParamNode::make_scalar(kind));
   const Params p(tree, "topology");
   const Topology t = make_topology(p, static_cast<int>(nodes), seed);
   p.reject_unused();

@@ -148,6 +148,10 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
     plan.timing = read_timing_only(model, data);
   } else {
     plan.data = load_dataset(data, plan.seed);
+    if (static_cast<std::size_t>(nodes) > plan.data->train.size())
+      root.fail("nodes", "expected at most one node per training example (" +
+                             std::to_string(plan.data->train.size()) + " here), got " +
+                             std::to_string(nodes));
     plan.partition = make_partition(data.child("partition"), plan.data->train.labels,
                                     plan.data->train.num_classes, nodes, plan.seed);
     plan.model = make_model(model, plan.data->train.shape, plan.data->train.num_classes);

@@ -4,6 +4,7 @@
 
 #include "sim/core/errors.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -72,7 +73,7 @@ std::shared_ptr<ParamNode> to_tree(const YAML::Node& doc, const std::string& nam
   Converter c{name};
   auto root = std::make_shared<ParamNode>(c.convert(doc, 0));
   if (root->kind == ParamNode::Kind::Null)
-    throw ConfigError(name + ": the file is empty; expected a map of scenario settings");
+    throw ConfigError(name + ": the file is empty; expected a map of settings");
   if (root->kind != ParamNode::Kind::Map)
     throw ConfigError(name + ":" + std::to_string(root->line) +
                       ": expected a map of settings at the top level");
@@ -134,6 +135,8 @@ std::shared_ptr<ParamNode> parse_yaml_text(const std::string& text, const std::s
 }
 
 std::shared_ptr<ParamNode> parse_yaml_file(const std::string& path) {
+  if (std::error_code ec; std::filesystem::is_directory(path, ec))
+    throw ConfigError(path + ": is a folder; expected a YAML file");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw ConfigError(path + ": cannot open the scenario file");

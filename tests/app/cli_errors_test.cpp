@@ -65,7 +65,16 @@ TEST_SUITE("app") {
                "error: unknown command 'runn' (did you mean 'run'?); see dtsim --help"));
   }
 
+  TEST_CASE("dtsim: a folder given as a scenario or sweep file is named as one") {
+    CHECK(says(config_error("run " + temp_dir()),
+               "error: " + temp_dir() + ": is a folder; expected a YAML file"));
+    CHECK(says(config_error("sweep " + temp_dir()),
+               "error: " + temp_dir() + ": is a folder; expected a YAML file"));
+  }
+
   TEST_CASE("dtsim topology: the kind is given once, as the argument") {
+    CHECK(config_error("topology rnig --nodes 4")
+              .find("error: topology: kind: unknown name 'rnig' (did you mean 'ring'?)") == 0);
     CHECK(says(config_error("topology ring star --nodes 4"),
                "error: topology: more than one kind given ('ring', 'star')"));
     CHECK(says(config_error("topology ring --nodes 4 --set kind=star"),

@@ -71,6 +71,8 @@ TEST_SUITE("scenario") {
     CHECK(error_of(kBase, {"algorithm.lr=fast"}).find("expected a number > 0, got 'fast'") !=
           std::string::npos);
     CHECK(error_of(kBase, {"stop={}"}).find("no stop rule") != std::string::npos);
+    CHECK(error_of(kBase, {"nodes=401"}) ==
+          "--set nodes: expected at most one node per training example (400 here), got 401");
     CHECK(error_of(kBase, {"eval.test_samples=101"}) ==
           "--set eval.test_samples: expected at most the test split's 100 examples (0 = all), "
           "got 101");
