@@ -351,7 +351,12 @@ def draw_measure(ax, groups, labels, measure, colour_of):
         summaries = [stats.summary(groups[label][x][measure]) for x in xs]
         mean = np.array([s[1] for s in summaries])
         ci95 = np.nan_to_num(np.array([s[3] for s in summaries]))  # one run: no error bar
-        ax.errorbar(xs, mean, yerr=ci95, marker="o", capsize=3, color=colour_of(i), label=label)
+        # A point whose runs all lack the measure (e.g. too few evaluations) is left out:
+        # matplotlib would warn about it on stderr, and there is nothing to draw.
+        known = np.isfinite(mean)
+        if known.any():
+            ax.errorbar(np.array(xs)[known], mean[known], yerr=ci95[known], marker="o",
+                        capsize=3, color=colour_of(i), label=label)
 
 
 def plot_vs(args, where):

@@ -84,6 +84,17 @@ def main():
                        "final_acc,node_acc_mean,acc_std_2nd_half,acc_worst_drop", "--no-svg",
                        "-o", out + "/vs-nodes"),
                   out + "/vs-nodes", svg=False)
+        # A measure none of a label's runs has (too few evaluations): drawn without that
+        # label, and without matplotlib's "converting a masked element" warning on stderr.
+        gaps_csv = os.path.join(tmp, "gaps.csv")
+        with open(gaps_csv, "w") as f:
+            f.write(CSV.replace("0.010,0.02", "nan,0.02").replace("0.012,0.03", "nan,0.03")
+                    .replace("0.011,0.02", "nan,0.02").replace("0.009,0.01", "nan,0.01"))
+        gaps = plot(gaps_csv, "--vs", "nodes", "--colour", "label", "--measure",
+                    "acc_std_2nd_half", "--no-svg", "-o", out + "/gaps")
+        expect_ok("a measure missing at one point", gaps, out + "/gaps", svg=False)
+        if gaps.stderr:
+            failures.append(f"a measure missing at one point: stderr {gaps.stderr!r}")
         # A directory of traces, composite colour, --where; png and svg by default.
         expect_ok("curves with --where and svg",
                   plot(traces_dir, "--panel", "nodes", "--colour", "algorithm.name,label",
