@@ -111,7 +111,7 @@ int analyze_command(const std::vector<std::string>& args) {
   if (rows.empty())
     throw ConfigError("analyze: no traces (*.h5) found in the given paths");
   if (a.quiet) {
-    write_runs_csv(a.csv, a.by, rows);
+    write_runs_csv(a.csv, a.by, rows, "--csv");
     return 0;
   }
   for (const auto& [key, value] : a.baseline) {
@@ -236,7 +236,7 @@ int analyze_command(const std::vector<std::string>& args) {
                 analysis::kMinWindowPoints);
 
   if (!a.csv.empty())
-    write_runs_csv(a.csv, a.by, rows);
+    write_runs_csv(a.csv, a.by, rows, "--csv");
   return 0;
 }
 

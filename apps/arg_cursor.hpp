@@ -11,6 +11,21 @@
 
 namespace dtsim::cli {
 
+// `text` as a whole number in [lo, hi], all of it ("2x", "1.5" and " 2" are refused).
+// throws: ConfigError "<option>: expected an integer in [lo, hi], got '<text>'".
+inline long long parse_whole_integer(const std::string& option, const std::string& text,
+                                     long long lo, long long hi) {
+  try {
+    std::size_t used = 0;
+    const long long x = std::stoll(text, &used);
+    if (used == text.size() && !text.empty() && text.front() != ' ' && x >= lo && x <= hi)
+      return x;
+  } catch (const std::exception&) { // not a number, or out of long long's range
+  }
+  throw ConfigError(option + ": expected an integer in [" + std::to_string(lo) + ", " +
+                    std::to_string(hi) + "], got '" + text + "'");
+}
+
 // for (ArgCursor c("sweep", args); c.next();) { if (c.arg() == "--jobs") n = c.value(); ... }
 class ArgCursor {
 public:
@@ -44,16 +59,7 @@ public:
   // "1.5" are refused). throws: ConfigError "<option>: expected an integer in [lo, hi], got '...'".
   long long integer_value(long long lo, long long hi) {
     const std::string option = arg();
-    const std::string& v = value();
-    try {
-      std::size_t used = 0;
-      const long long x = std::stoll(v, &used);
-      if (used == v.size() && x >= lo && x <= hi)
-        return x;
-    } catch (const std::exception&) { // not a number, or out of long long's range
-    }
-    throw ConfigError(option + ": expected an integer in [" + std::to_string(lo) + ", " +
-                      std::to_string(hi) + "], got '" + v + "'");
+    return parse_whole_integer(option, value(), lo, hi);
   }
 
   // The value after the current option as a number in [lo, hi], all of it.

@@ -173,7 +173,7 @@ int report_command(const std::vector<std::string>& args) {
   const fs::path img = out_md.parent_path() / img_name;
   make_output_folder(img, "-o");
   const std::string csv = (img / "runs.csv").string();
-  write_runs_csv(csv, by, runs.rows);
+  write_runs_csv(csv, by, runs.rows, "-o");
   std::string colour;
   for (const std::string& k : a.by)
     colour += (colour.empty() ? "" : ",") + k;

@@ -20,7 +20,9 @@ std::vector<std::string> trace_files(const std::vector<std::string>& inputs) {
   for (const std::string& in : inputs) {
     if (std::filesystem::is_directory(in)) {
       std::vector<std::string> found;
-      for (const auto& e : std::filesystem::recursive_directory_iterator(in)) {
+      // A subfolder this user may not read holds no traces of theirs: skipped, not fatal.
+      for (const auto& e : std::filesystem::recursive_directory_iterator(
+               in, std::filesystem::directory_options::skip_permission_denied)) {
         const std::string p = e.path().string();
         // A .partial beside its finished trace is a checkpoint the run could not remove (it
         // was killed between the two steps of finishing): the same run, counted once.
@@ -184,10 +186,10 @@ RunCollection collect_runs(const std::vector<std::string>& files,
 }
 
 void write_runs_csv(const std::string& path, const std::vector<std::string>& by,
-                    const std::vector<analysis::RunRow>& rows) {
+                    const std::vector<analysis::RunRow>& rows, const std::string& option) {
   std::ofstream out(path);
   if (!out)
-    throw ConfigError("--csv: cannot write " + path);
+    throw ConfigError(option + ": cannot write " + path);
   out << "trace,status";
   for (const std::string& k : by)
     out << ',' << k;

@@ -39,8 +39,9 @@ std::vector<std::string> split_commas(const std::string& s);
 void print_table(std::FILE* out, const std::vector<std::string>& header,
                  const std::vector<std::vector<std::string>>& rows, bool markdown);
 
-// One row per run: trace, status, the `by` values, every run_columns() value.
+// One row per run: trace, status, the `by` values, every run_columns() value. `option` names
+// where the path came from in the error a file that cannot be written gives.
 void write_runs_csv(const std::string& path, const std::vector<std::string>& by,
-                    const std::vector<analysis::RunRow>& rows);
+                    const std::vector<analysis::RunRow>& rows, const std::string& option);
 
 } // namespace dtsim::cli

@@ -84,13 +84,18 @@ int run_command(const std::vector<std::string>& args) {
   tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
                                   static_cast<std::size_t>(threads));
 
-  // Before the plan (which loads the data): a signal during start-up still ends the run with
-  // an `interrupted` trace and exit code 130, not an abrupt death.
+  // Before the plan (which loads the data): a signal during start-up ends the process with
+  // exit code 130 and one line, not an abrupt death.
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   RunPlan plan = plan_run(a.scenario, a.overrides);
   if (!a.output.empty())
     plan.output_path = a.output;
+  if (g_interrupted.load()) { // before anything is written: an earlier trace stays as it was
+    std::fprintf(stderr, "%s: interrupted before the run started; no trace written\n",
+                 plan.name.c_str());
+    return 130;
+  }
 
   const bool tty = !a.quiet && isatty(fileno(stderr));
   ProgressLine progress(tty);

@@ -49,18 +49,6 @@ extern "C" void on_sweep_signal(int) {
   g_interrupted.store(true);
 }
 
-int parse_int(const std::string& flag, const std::string& v, int lo, int hi) {
-  try {
-    std::size_t used = 0;
-    const int x = std::stoi(v, &used);
-    if (used == v.size() && x >= lo && x <= hi)
-      return x;
-  } catch (...) {
-  }
-  throw ConfigError(flag + ": expected an integer in [" + std::to_string(lo) + ", " +
-                    std::to_string(hi) + "], got '" + v + "'");
-}
-
 SweepArgs parse(const std::vector<std::string>& args) {
   SweepArgs a;
   for (ArgCursor c("sweep", args); c.next();) {
@@ -68,7 +56,7 @@ SweepArgs parse(const std::vector<std::string>& args) {
     if (arg == "-o" || arg == "--output") {
       a.output = c.path_value("an output folder");
     } else if (arg == "--jobs" || arg == "-j") {
-      a.jobs = parse_int("--jobs", c.value(), 1, 256);
+      a.jobs = static_cast<int>(c.integer_value(1, 256));
     } else if (arg == "--resume") {
       a.resume = true;
     } else if (arg == "--dry-run") {
@@ -78,8 +66,9 @@ SweepArgs parse(const std::vector<std::string>& args) {
       const auto slash = v.find('/');
       if (slash == std::string::npos)
         throw ConfigError("--shard: expected K/N (e.g. 2/8), got '" + v + "'");
-      a.shard_n = parse_int("--shard", v.substr(slash + 1), 1, 1000000);
-      a.shard_k = parse_int("--shard", v.substr(0, slash), 1, a.shard_n);
+      a.shard_n = static_cast<int>(parse_whole_integer("--shard", v.substr(slash + 1), 1, 1000000));
+      a.shard_k =
+          static_cast<int>(parse_whole_integer("--shard", v.substr(0, slash), 1, a.shard_n));
     } else if (c.is_option()) {
       c.unknown_option();
     } else if (a.file.empty()) {
@@ -142,6 +131,7 @@ std::vector<Outcome> run_points(const SweepPlan& plan, const std::vector<SweepPo
         attributes = read_trace_attributes(trace);
       } catch (const ConfigError& e) { // a damaged file: run the point again, over it
         std::fprintf(stderr, "%s\n", e.what());
+        plan_point(plan, points[i], PlanUse::check_here); // not validated with the others
         ++unreadable;
         todo.push_back(i);
         continue;
@@ -192,11 +182,13 @@ std::vector<Outcome> run_points(const SweepPlan& plan, const std::vector<SweepPo
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const double eta =
         elapsed / static_cast<double>(done) * static_cast<double>(todo.size() - done);
-    std::fprintf(
-        stderr,
-        "[%s %zu/%zu done, %zu running, %zu diverged, %zu failed, ETA %s] %s: %s acc %.4f\n", phase,
-        done, todo.size(), running, diverged, failed, format_duration(eta).c_str(), p.name.c_str(),
-        o.status.c_str(), o.accuracy);
+    char accuracy[32] = ""; // a failed or diverged point has none
+    if (o.accuracy >= 0)
+      std::snprintf(accuracy, sizeof accuracy, " acc %.4f", o.accuracy);
+    std::fprintf(stderr,
+                 "[%s %zu/%zu done, %zu running, %zu diverged, %zu failed, ETA %s] %s: %s%s\n",
+                 phase, done, todo.size(), running, diverged, failed, format_duration(eta).c_str(),
+                 p.name.c_str(), o.status.c_str(), accuracy);
     write_index(index_dir, points, outcomes);
   };
   // `jobs` loops on the one oneTBB pool pull points in order; each run's gradients and

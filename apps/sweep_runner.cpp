@@ -116,7 +116,10 @@ void write_index(const std::string& dir, const std::vector<SweepPoint>& points,
           << ',' << points[i].tuned << ',' << csv_field(overrides, true) << '\n';
     }
   }
-  std::filesystem::rename(tmp, dir + "/index.csv");
+  std::error_code ec;
+  std::filesystem::rename(tmp, dir + "/index.csv", ec);
+  if (ec)
+    throw std::runtime_error("sweep index " + dir + "/index.csv: cannot write: " + ec.message());
 }
 
 } // namespace dtsim::cli

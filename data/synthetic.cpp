@@ -8,7 +8,6 @@
 #include <cmath>
 #include <functional>
 #include <numeric>
-#include <optional>
 
 namespace dtsim {
 namespace {
@@ -36,42 +35,44 @@ Dataset draw_split(const Eigen::MatrixXf& means, const std::vector<int>& shape, 
   return d;
 }
 
-// `image: [C, H, W]` gives the examples an image shape (for the CNNs), features = C*H*W.
-std::vector<int> image_shape(const Params& synthetic, std::optional<std::int64_t> features_given) {
+// `image: [C, H, W]` gives the examples an image shape (for the CNNs) of C*H*W values.
+std::vector<int> image_shape(const Params& synthetic) {
   const std::vector<double> image = synthetic.numbers("image", {}, Range::between(1, 1 << 16));
   if (image.size() != 3 ||
       std::any_of(image.begin(), image.end(), [](double v) { return v != std::floor(v); }))
     synthetic.fail("image", "expected [channels, height, width], three whole numbers");
-  const std::vector<int> shape(image.begin(), image.end());
-  const std::int64_t features = std::int64_t{shape[0]} * shape[1] * shape[2];
-  if (features_given && *features_given != features)
-    synthetic.fail("features", "features: " + std::to_string(*features_given) +
-                                   " disagrees with image: " + std::to_string(shape[0]) + "x" +
-                                   std::to_string(shape[1]) + "x" + std::to_string(shape[2]) +
-                                   " (" + std::to_string(features) + " values); give one of them");
-  return shape;
+  if (image[0] * image[1] * image[2] > kMaxFloats)
+    synthetic.fail("image", "more than 2e9 values per example");
+  return {image.begin(), image.end()};
 }
 
 } // namespace
 
 DataSplit make_synthetic(const Params& synthetic, std::uint64_t seed) {
-  const bool features_written = synthetic.has("features"); // before the read writes its default
-  const auto features_read = synthetic.integer("features", 20, Range::between(1, kMaxFloats));
-  const std::vector<int> shape =
-      synthetic.has("image")
-          ? image_shape(synthetic, features_written ? std::optional(features_read) : std::nullopt)
-          : std::vector<int>{static_cast<int>(features_read)};
+  const bool image = synthetic.has("image");
+  const std::vector<int> image_dims = image ? image_shape(synthetic) : std::vector<int>{};
+  const std::int64_t image_values =
+      std::accumulate(image_dims.begin(), image_dims.end(), std::int64_t{1}, std::multiplies<>());
+  // With an image, `features` defaults to its values (a resolved scenario writes out both).
   const std::int64_t features =
-      std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
+      synthetic.integer("features", image ? image_values : 20, Range::between(1, kMaxFloats));
+  if (image && features != image_values)
+    synthetic.fail("features", std::to_string(features) + " values disagree with image " +
+                                   std::to_string(image_dims[0]) + "x" +
+                                   std::to_string(image_dims[1]) + "x" +
+                                   std::to_string(image_dims[2]) + " (" +
+                                   std::to_string(image_values) + " values); give one of them");
+  const std::vector<int> shape = image ? image_dims : std::vector<int>{static_cast<int>(features)};
+  const char* size_key = image ? "image" : "features";
   const auto classes = synthetic.integer("classes", 4, Range::at_least(2));
   const auto train = synthetic.integer("train", 2000, Range::at_least(1));
   const auto test = synthetic.integer("test", 500, Range::at_least(1));
   const double separation = synthetic.number("separation", 3.0, Range::positive());
   if (static_cast<double>(features) * static_cast<double>(train + test) > kMaxFloats)
-    synthetic.fail("features", "features * (train + test) = " +
-                                   format_number(static_cast<double>(features) *
-                                                 static_cast<double>(train + test)) +
-                                   " floats is more than the limit of 2e9");
+    synthetic.fail(size_key, "features * (train + test) = " +
+                                 format_number(static_cast<double>(features) *
+                                               static_cast<double>(train + test)) +
+                                 " floats is more than the limit of 2e9");
   if (static_cast<double>(features) * static_cast<double>(classes) > kMaxFloats)
     synthetic.fail("classes", "features * classes is more than the limit of 2e9 floats");
 

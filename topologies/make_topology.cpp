@@ -259,6 +259,16 @@ std::string section_where(const Params& p) {
   return s + (p.path().empty() ? "topology" : p.path());
 }
 
+// `mixing: metropolis` or `mixing: {kind: metropolis}`: what a time-varying kind's union has.
+bool is_metropolis(const ParamNode& mixing) {
+  if (mixing.kind == ParamNode::Kind::Scalar)
+    return mixing.scalar == "metropolis";
+  if (mixing.kind != ParamNode::Kind::Map || mixing.fields.size() != 1)
+    return false;
+  const ParamNode* kind = mixing.find("kind");
+  return kind && kind->kind == ParamNode::Kind::Scalar && kind->scalar == "metropolis";
+}
+
 } // namespace
 
 Topology make_topology(const Params& topology, int nodes, std::uint64_t seed) {
@@ -267,8 +277,7 @@ Topology make_topology(const Params& topology, int nodes, std::uint64_t seed) {
   // Time-varying kinds mix with their rounds' own weights (1/2 per pair); the union graph's
   // Metropolis weights only describe it. Any other choice would be silently unused.
   if (kind == "one_peer_exponential" || kind == "random_pairs")
-    if (const ParamNode* m = topology.node().find("mixing");
-        m && !(m->kind == ParamNode::Kind::Scalar && m->scalar == "metropolis"))
+    if (const ParamNode* m = topology.node().find("mixing"); m && !is_metropolis(*m))
       topology.fail("mixing", "not used by " + kind +
                                   ": its rounds average pairs with weights 1/2; remove "
                                   "topology.mixing or use a static kind");

@@ -14,10 +14,15 @@
 
 namespace dtsim {
 
-// `key:` with no value (or `--set key=`) is more likely a value lost in editing than a request
-// for the default, which leaving the key out already says.
-constexpr const char* kEmptyValue = "empty value; give one, or leave the key out for its default";
 namespace {
+
+// `key:` with no value (or `--set key=`) is more likely a value lost in editing than a request
+// for the default, which leaving the key out already says (a --set cannot leave a file's key
+// out: it can only give a value).
+std::string empty_value(const ParamNode& n) {
+  return n.line < 0 ? "empty value; give one"
+                    : "empty value; give one, or leave the key out for its default";
+}
 
 std::string describe_node(const ParamNode& n) {
   switch (n.kind) {
@@ -144,7 +149,7 @@ ParamNode* Params::lookup(std::string_view key) const {
   if (n) {
     n->used = true;
     if (n->kind == ParamNode::Kind::Null)
-      fail(key, kEmptyValue);
+      fail(key, empty_value(*n));
   }
   return n;
 }
@@ -166,7 +171,7 @@ ParamNode* Params::lookup_or_default(std::string_view key, const std::string& de
 bool Params::has(std::string_view key) const {
   const ParamNode* n = node_->find(std::string(key));
   if (n && n->kind == ParamNode::Kind::Null)
-    fail(key, kEmptyValue);
+    fail(key, empty_value(*n));
   return n != nullptr;
 }
 
@@ -346,9 +351,11 @@ Params Params::child(std::string_view key) const {
 std::vector<Params> Params::maps(std::string_view key) const {
   note(key, KeyType::maps, std::nullopt);
   ParamNode* n = node_->find(std::string(key));
-  if (!n || n->kind == ParamNode::Kind::Null) // `failures:` with nothing: an empty list
+  if (!n)
     return {};
   n->used = true;
+  if (n->kind == ParamNode::Kind::Null) // `failures:` with nothing: an empty list
+    return {};
   if (n->kind != ParamNode::Kind::List)
     fail(key, "expected a list of maps, got " + describe_node(*n));
   std::vector<Params> out;

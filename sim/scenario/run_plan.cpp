@@ -30,7 +30,7 @@ std::string default_name(const std::string& path) {
 
 // The name makes the default trace file runs/<name>.h5: it must stay one file name there.
 void check_run_name(const Params& root, const std::string& name) {
-  constexpr std::size_t kLongest = 240; // 255 bytes for a file name, less ".h5.partial.tmp"
+  constexpr std::size_t kLongest = kLongestRunName;
   if (name.empty() || name.front() == '.' || name.find('/') != std::string::npos ||
       name.find('\0') != std::string::npos)
     root.fail("name", "expected a name usable as a file name (no '/', not empty, not starting "
@@ -135,8 +135,10 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
   RunPlan plan;
   plan.use = use;
   plan.source_file = scenario_path;
+  const bool name_written = root.has("name"); // a file's own stem (".scratch") is its business
   plan.name = root.text("name", default_name(scenario_path));
-  check_run_name(root, plan.name);
+  if (name_written)
+    check_run_name(root, plan.name);
   plan.seed = static_cast<std::uint64_t>(root.integer("seed", 1, Range::non_negative()));
   const int nodes = static_cast<int>(root.integer("nodes", 16, Range::between(1, kMaxNodes)));
 

@@ -22,6 +22,10 @@
 
 namespace dtsim {
 
+// The longest run name: 255 bytes for a file name, less ".h5.partial.tmp" (a trace and its
+// checkpoint files are named after the run).
+inline constexpr std::size_t kLongestRunName = 240;
+
 // What a plan is for. `check` validates exactly as `run` does (every key, the data, the
 // graph, the memory bound; the same resolved_yaml) but gives the algorithm no vectors
 // (num_params 0), so checking a sweep of 256-node points does not allocate and fill

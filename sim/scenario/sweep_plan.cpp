@@ -4,8 +4,10 @@
 
 #include "sim/core/errors.hpp"
 #include "sim/core/params.hpp"
+#include "sim/scenario/run_plan.hpp"
 #include "sim/scenario/yaml_tree.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -155,6 +157,9 @@ SweepPlan plan_sweep(const std::string& sweep_path) {
   // a study need not copy the base file to change one key.
   std::vector<std::string> common;
   std::map<std::string, std::string> common_origins;
+  for (const char* key : {"set", "grid", "points"}) // `set:` with nothing: nothing to set
+    if (ParamNode* section = tree->find(key); section && section->kind == ParamNode::Kind::Null)
+      section->used = true;
   if (ParamNode* set = tree->find("set"); set && set->kind != ParamNode::Kind::Null) {
     if (set->kind != ParamNode::Kind::Map)
       p.fail("set", "expected a map of dotted keys to values, e.g. {stop.epochs: 4}");
@@ -220,26 +225,36 @@ SweepPlan plan_sweep(const std::string& sweep_path) {
         throw ConfigError(sweep_path + ": tune.key " + plan.tune->key +
                           " is also fixed by set:; the tuning step chooses it");
   }
-  // The keys the points vary, each of which replaces whatever `set:` gave it or below it.
-  std::set<std::string> swept;
-  for (const auto& axis : axes)
+  // The keys the points vary. One that every point sets (a grid axis, the tuned key, a key of
+  // every explicit point) replaces whatever `set:` gave it or below it for all of them.
+  std::set<std::string> swept, always_set;
+  for (const auto& axis : axes) {
     swept.insert(axis.front().key);
-  for (const auto& point : explicit_points)
-    for (const Setting& setting : point)
+    always_set.insert(axis.front().key);
+  }
+  for (std::size_t i = 0; i < explicit_points.size(); ++i)
+    for (const Setting& setting : explicit_points[i]) {
       swept.insert(setting.key);
-  if (plan.tune)
+      if (std::all_of(explicit_points.begin(), explicit_points.end(), [&](const auto& other) {
+            return std::any_of(other.begin(), other.end(),
+                               [&](const Setting& o) { return o.key == setting.key; });
+          }))
+        always_set.insert(setting.key);
+    }
+  if (plan.tune) {
     swept.insert(plan.tune->key);
+    always_set.insert(plan.tune->key);
+  }
   const auto within = [](const std::string& key, const std::string& section) {
     return key == section || key.rfind(section + ".", 0) == 0;
   };
   for (const std::string& o : common) {
     const std::string key = o.substr(0, o.find('='));
-    for (const std::string& k : swept)
+    for (const std::string& k : always_set)
       if (within(key, k))
-        throw ConfigError(sweep_path + ":" + std::to_string(tree->find("set")->line) + ": set." +
-                          key + ": the points set " + k +
-                          " themselves, which replaces this value; set it in the points or the "
-                          "base scenario");
+        throw ConfigError(common_origins.at(key) + ": every point sets " + k +
+                          " itself, which replaces this value; set it in the points or the base "
+                          "scenario");
   }
   // Labels are read lazily above; touch every label so that unknown ones are reported, and
   // refuse one for a key no point varies (a typo would leave the names as they were).
@@ -296,6 +311,14 @@ SweepPlan plan_sweep(const std::string& sweep_path) {
         throw ConfigError(sweep_path + ": tune.key " + s.key +
                           " is also set by the grid or a point; the tuning step chooses it");
     }
+    // A point's run is named <sweep>_<point> (and its trace <point>.h5): a name past a file
+    // name's limit would only fail once its run started.
+    if (plan.name.size() + 1 + pt.name.size() > kLongestRunName)
+      throw ConfigError(sweep_path + ": point " + pt.name.substr(0, 60) + "... has a name of " +
+                        std::to_string(plan.name.size() + 1 + pt.name.size()) +
+                        " characters with the sweep's, more than " +
+                        std::to_string(kLongestRunName) +
+                        "; shorten it with labels: {key: short} or shorter values");
     if (!names.insert(pt.name).second)
       throw ConfigError(sweep_path + ": two points are both named '" + pt.name +
                         "'; give the keys distinct labels: {labels: {key: short}}");

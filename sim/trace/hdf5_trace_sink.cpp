@@ -16,7 +16,7 @@
 #include <hdf5.h>
 #include <span>
 #include <stdexcept>
-#include <sys/file.h>
+#include <sys/stat.h>
 #include <system_error>
 #include <unistd.h>
 #include <utility>
@@ -226,18 +226,10 @@ void Hdf5TraceSink::begin(const RunHeader& header) {
   // The work file is opened and locked before anything is truncated or removed: a second run
   // given the same path (a scenario launched twice, a sweep started again over a running one)
   // must stop here, not empty the first run's work file and delete its checkpoint. The lock
-  // is held until the trace is finished; HDF5's own locking is off for this file (it would
-  // take a second lock on the same file, and only once H5Fcreate had truncated it).
-  // open() also names the reason (permission, no space) more plainly than HDF5's errors do.
-  work_lock_fd_ = ::open(work_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (work_lock_fd_ < 0)
-    throw ConfigError("output.path: cannot create " + work_path_ +
-                      " (the file a run writes before it becomes " +
-                      std::filesystem::path(final_path_).filename().string() +
-                      "): " + std::generic_category().message(errno));
-  if (::flock(work_lock_fd_, LOCK_EX | LOCK_NB) != 0)
-    throw std::runtime_error("trace " + final_path_ + ": another run is writing it now (" +
-                             work_path_ + " is locked); give this run another output path");
+  // is held until the trace is finished. HDF5's own locking is off for this file (it would
+  // lock only after H5Fcreate had truncated it); HDF5_USE_FILE_LOCKING may turn it back on,
+  // which is harmless: its flock() and our open-file-description lock do not conflict.
+  work_lock_fd_ = open_locked_work_file();
   if (::ftruncate(work_lock_fd_, 0) != 0)
     throw std::runtime_error("trace " + work_path_ +
                              ": cannot truncate: " + std::generic_category().message(errno));
@@ -249,8 +241,12 @@ void Hdf5TraceSink::begin(const RunHeader& header) {
                           Kind::PropertyList);
   check(H5Pset_file_locking(access.get(), false, true), work_path_, "file locking");
   const hid_t file = H5Fcreate(work_path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get());
-  if (file < 0)
-    throw ConfigError("output.path: cannot create " + work_path_ + ": " + hdf5_last_error());
+  if (file < 0) {
+    const std::string why = hdf5_last_error();
+    fs::remove(work_path_, stale); // ours: created and locked above
+    release_work_lock();
+    throw ConfigError("output.path: cannot create " + work_path_ + ": " + why);
+  }
   file_ = Hdf5Handle(file, Kind::File);
   begun_ = true;
   const std::string& path = partial_path_;
@@ -461,6 +457,40 @@ void Hdf5TraceSink::finish(const RunSummary& summary) {
                              ec.message());
   std::filesystem::remove(partial_path_, ec);
   release_work_lock();
+}
+
+int Hdf5TraceSink::open_locked_work_file() const {
+  // A run that finishes renames its work file to the trace: the file this run opened may be
+  // that one by the time its lock is granted, so the lock counts only if the path still
+  // names the locked file (else truncating it would empty a finished trace).
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    const int fd = ::open(work_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) // open() names the reason (permission, no space) more plainly than HDF5
+      throw ConfigError("output.path: cannot create " + work_path_ +
+                        " (the file a run writes before it becomes " +
+                        std::filesystem::path(final_path_).filename().string() +
+                        "): " + std::generic_category().message(errno));
+    struct flock whole {};
+    whole.l_type = F_WRLCK;
+    whole.l_whence = SEEK_SET;
+    if (::fcntl(fd, F_OFD_SETLK, &whole) != 0) {
+      const int err = errno;
+      if (err == EAGAIN || err == EACCES) {
+        ::close(fd);
+        throw std::runtime_error("trace " + final_path_ + ": another run is writing it now (" +
+                                 work_path_ + " is locked); give this run another output path");
+      }
+      return fd; // a file system without locks (ENOLCK, EINVAL): go on, as HDF5 itself would
+    }
+    struct stat opened {
+    }, named{};
+    if (::fstat(fd, &opened) == 0 && ::stat(work_path_.c_str(), &named) == 0 &&
+        opened.st_dev == named.st_dev && opened.st_ino == named.st_ino)
+      return fd;
+    ::close(fd);
+  }
+  throw std::runtime_error("trace " + work_path_ +
+                           ": replaced repeatedly while opening it; is another run writing it?");
 }
 
 void Hdf5TraceSink::release_work_lock() noexcept {

@@ -54,6 +54,8 @@ private:
   // Copies the flushed work file to the .partial (atomic rename); unless `force`, only while
   // the file is small or a second after the last copy.
   void checkpoint(bool force);
+  // Opens (creating) the work file and locks it for this run; throws if another run holds it.
+  int open_locked_work_file() const;
   void release_work_lock() noexcept;
 
   std::string final_path_;
@@ -74,7 +76,7 @@ private:
   std::vector<Hdf5Handle> epoch_sets_;
   std::uint64_t epoch_rows_ = 0;
   std::uint64_t events_written_ = 0;
-  int work_lock_fd_ = -1; // the work file, open and flock()ed from begin() to finish()
+  int work_lock_fd_ = -1; // the work file, open and locked from begin() to finish()
   bool begun_ = false;
   bool finished_ = false;
 };

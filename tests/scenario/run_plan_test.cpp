@@ -104,6 +104,8 @@ TEST_SUITE("scenario") {
               .find("topology.mixing: not used by one_peer_exponential") != std::string::npos);
     // What a resolved scenario of such a run says (the union's weights) still reads back.
     CHECK(error_of(kBase, {"topology={kind: random_pairs, mixing: metropolis}"}) == "(no error)");
+    CHECK(error_of(kBase, {"topology={kind: random_pairs, mixing: {kind: metropolis}}"}) ==
+          "(no error)");
   }
 
   TEST_CASE("plan_run: a disconnected graph is refused") {
@@ -118,9 +120,14 @@ TEST_SUITE("scenario") {
                        "model.kind=lenet"});
     CHECK(p.data->train.shape == std::vector<int>{1, 16, 16});
     CHECK(p.describe_model().find("lenet 1x16x16") == 0);
+    // The resolved scenario writes features: 256 beside the image, and reads back.
+    CHECK(p.resolved_yaml.find("features: 256") != std::string::npos);
+    CHECK(plan_run_text(p.resolved_yaml, "resolved.yaml", {}).resolved_yaml == p.resolved_yaml);
     CHECK(error_of(kBase, {"data.synthetic.image=[1, 16, 16]"})
-              .find("data.synthetic.features: features: 8 disagrees with image: 1x16x16 "
-                    "(256 values); give one of them") != std::string::npos);
+              .find("data.synthetic.features: 8 values disagree with image 1x16x16 (256 "
+                    "values); give one of them") != std::string::npos);
+    CHECK(error_of(kBase, {"data.synthetic={image: [3, 60000, 60000]}"})
+              .find("data.synthetic.image: more than 2e9 values per example") != std::string::npos);
     CHECK(error_of(kBase, {"data.synthetic={image: [16, 16]}"})
               .find("data.synthetic.image: expected [channels, height, width]") !=
           std::string::npos);

@@ -157,13 +157,18 @@ points: {from: methods.yaml}
     CHECK(error_of("base: base.yaml\ngrid: {nodes: [2, 4]}\nlabels: {nodez: n}\n")
               .find(":3: labels.nodez: no grid axis, point or tune key is nodez (the swept keys: "
                     "nodes)") != std::string::npos);
-    CHECK(error_of("base: base.yaml\nset: {nodes: 3}\ngrid: {nodes: [2]}\n")
-              .find(":2: set.nodes: the points set nodes themselves, which replaces this value") !=
+    CHECK(error_of("base: base.yaml\nset:\n  nodes: 3\ngrid: {nodes: [2]}\n")
+              .find(":3: set.nodes: every point sets nodes itself, which replaces this value") !=
           std::string::npos);
     // A point's whole section replaces a key set: gave inside it.
     CHECK(error_of("base: base.yaml\nset: {algorithm.lr: 0.1}\n"
                    "points: [{algorithm: {name: dsgd}}]\n")
-              .find("set.algorithm.lr: the points set algorithm themselves") != std::string::npos);
+              .find("set.algorithm.lr: every point sets algorithm itself") != std::string::npos);
+    // set: is the default of the points that do not set the key: allowed.
+    CHECK(error_of("base: base.yaml\nset: {algorithm.lr: 0.1}\n"
+                   "points: [{algorithm.lr: 0.2}, {algorithm.momentum: 0.5}]\n") == "(no error)");
+    // Empty sections are empty, not unknown keys.
+    CHECK(error_of("base: base.yaml\nset:\ngrid: {nodes: [2]}\n") == "(no error)");
     // The other way round a point refines what set: gave: allowed.
     CHECK(error_of("base: base.yaml\nset: {algorithm: {name: dsgd}}\n"
                    "points: [{algorithm.lr: 0.1}]\n") == "(no error)");

@@ -6,6 +6,7 @@
 #include "trace_fixtures.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <doctest/doctest.h>
 #include <filesystem>
 #include <fstream>
@@ -312,6 +313,17 @@ TEST_SUITE("trace") {
     // Once it is finished, the path is free again.
     Hdf5TraceSink again(dir.file("run.h5"), EventLevel::None);
     CHECK_NOTHROW(again.begin(sample_header()));
+  }
+
+  TEST_CASE("Hdf5TraceSink: HDF5's own file locking, turned on from the environment, is harmless") {
+    TempDir dir("hdf5-locking");
+    ::setenv("HDF5_USE_FILE_LOCKING", "TRUE", 1); // overrides the sink's "off" for its file
+    Hdf5TraceSink sink(dir.file("run.h5"), EventLevel::None);
+    CHECK_NOTHROW(sink.begin(sample_header()));
+    sink.metrics(sample_row(0), sample_wall(0));
+    sink.finish(sample_summary(RunStatus::Completed));
+    ::unsetenv("HDF5_USE_FILE_LOCKING");
+    CHECK(read_trace(dir.file("run.h5")).text_attributes.at("status") == "completed");
   }
 
   TEST_CASE("Hdf5TraceSink: rows with another column set are an internal error") {
