@@ -71,6 +71,8 @@ TEST_SUITE("scenario") {
     CHECK(error_of(kBase, {"algorithm.lr=fast"}).find("expected a number > 0, got 'fast'") !=
           std::string::npos);
     CHECK(error_of(kBase, {"stop={}"}).find("no stop rule") != std::string::npos);
+    // A list of maps left empty is an empty list (a stored scenario may say `failures: ~`).
+    CHECK(error_of(kBase, {"system.compute={dist: normal, failures: ~}"}) == "(no error)");
     CHECK(error_of(kBase, {"nodes=401"}) ==
           "--set nodes: expected at most one node per training example (400 here), got 401");
     CHECK(error_of(kBase, {"eval.test_samples=101"}) ==
