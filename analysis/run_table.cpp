@@ -128,11 +128,11 @@ RunRow summarize_run(const std::string& path, const TraceContents& t, double tar
   const auto& acc = metric(t, "test_accuracy");
   const auto& time = metric(t, "sim_time_s");
   const auto& updates = metric(t, "updates");
-  Stability s;
+  Stability s; // a run without evaluations (a header-only .partial) has no measure at all
   if (!acc.empty())
     s = stability(acc);
   else
-    s.final_value = s.best_value = kNaN;
+    s = {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};
   // Measures whose window holds too few evaluations are missing, with the reason: a curve of
   // 2 points has std 0, which is not "perfectly stable".
   const std::size_t second_half = acc.size() - acc.size() / 2;

@@ -95,6 +95,13 @@ TEST_SUITE("analysis") {
     const RunRow plain = summarize_run("p.h5", dtsim::TraceContents{}, 0.8);
     CHECK(std::isnan(plain.values[static_cast<std::size_t>(
         std::find(cols.begin(), cols.end(), "herding_bound") - cols.begin())]));
+    // Nor has a run without evaluations any stability measure (not 0, "perfectly stable").
+    for (const char* measure : {"final_acc", "acc_std_2nd_half", "acc_window_std",
+                                "acc_mean_abs_change", "acc_oscillation", "acc_worst_drop"}) {
+      CAPTURE(measure);
+      CHECK(std::isnan(plain.values[static_cast<std::size_t>(
+          std::find(cols.begin(), cols.end(), measure) - cols.begin())]));
+    }
   }
 
   TEST_CASE("run_table: figures from a synthetic trace and grouping over seeds") {
