@@ -220,6 +220,19 @@ RunRow summarize_run(const std::string& path, const TraceContents& t, double tar
   for (const char* c : {"acc_window_std", "acc_worst_drop"})
     mark(c, short_curve);
   mark("train_loss_std", short_loss);
+  // A diverged run's last evaluations describe a model on its way to infinity: they are not
+  // an accuracy (nor a loss) to average with converged runs' ("diverged" counts it instead).
+  if (row.status == "diverged")
+    for (const char* c :
+         {"final_acc", "best_acc", "node_acc_mean", "node_acc_min", "time_to_target_s",
+          "updates_to_target", "acc_std_2nd_half", "acc_window_std", "acc_mean_abs_change",
+          "acc_oscillation", "acc_worst_drop", "train_loss_std", "bytes_to_target",
+          "epoch_train_loss", "epoch_train_loss_2nd_half", "epoch_test_acc", "acc_at_time"}) {
+      const auto k =
+          static_cast<std::size_t>(std::find(cols.begin(), cols.end(), c) - cols.begin());
+      row.values[k] = kNaN;
+      row.missing[k] = "diverged";
+    }
   const auto seed = t.number_attributes.find("seed");
   if (seed != t.number_attributes.end())
     row.seed = format_seed(seed->second);

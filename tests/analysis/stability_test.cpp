@@ -153,6 +153,20 @@ TEST_SUITE("analysis") {
     CHECK(value(summarize_run("a.h5", t, 0.75, 0.0), "acc_at_time") == doctest::Approx(0.1));
     CHECK(std::isnan(value(summarize_run("a.h5", t, 0.75, 6.5), "acc_at_time")));
     CHECK(std::isnan(value(r, "bits_per_coord")));
+    {
+      // A diverged run has no accuracy to average with the others: counted in `diverged`.
+      dtsim::TraceContents diverged = t;
+      diverged.text_attributes["status"] = "diverged";
+      const RunRow d = summarize_run("d.h5", diverged, 0.75, 3.0);
+      CHECK(value(d, "diverged") == 1.0);
+      for (const char* measure : {"final_acc", "best_acc", "time_to_target_s", "acc_at_time"}) {
+        CAPTURE(measure);
+        CHECK(std::isnan(value(d, measure)));
+        CHECK(d.missing[static_cast<std::size_t>(std::find(cols.begin(), cols.end(), measure) -
+                                                 cols.begin())] == "diverged");
+      }
+      CHECK(value(d, "sim_s") == 10.0); // what it cost is still a figure
+    }
 
     RunRow r2 = r;
     r2.values[0] = r.values[0] + 0.2;
