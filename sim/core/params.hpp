@@ -3,6 +3,7 @@
 #pragma once
 
 #include "sim/core/param_tree.hpp"
+#include "sim/core/sim_time.hpp"
 
 #include <cstdint>
 #include <limits>
@@ -26,6 +27,11 @@ struct Range {
   static Range unit_open_hi() { return {0.0, 1.0, false, true}; } // [0, 1)
   static Range at_least(double lo) { return {lo, std::numeric_limits<double>::infinity()}; }
   static Range between(double lo, double hi) { return {lo, hi}; }
+  // A span of simulated time a key may give: [0, 1e9] s, so that the run's clock (which ends
+  // at 9.2e9 s) never overflows; `positive` excludes 0.
+  static Range seconds(bool positive = false) {
+    return {0.0, SimTime::kMaxKeySeconds, positive, false};
+  }
   bool contains(double x) const;
   std::string describe() const;
 };

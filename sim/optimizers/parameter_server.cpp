@@ -11,7 +11,7 @@ ParameterServer::ParameterServer(const Params& p, const AlgorithmSetup& setup)
       lr_(static_cast<float>(schedule_.at_epoch(0))),
       weight_decay_(static_cast<float>(p.number("weight_decay", 0.0, Range::non_negative()))),
       w_(static_cast<Eigen::Index>(setup.num_params)), batch_size_(setup.batch_size),
-      service_s_(p.child("server").number("update_s", 0.0, Range::non_negative())),
+      service_s_(p.child("server").number("update_s", 0.0, Range::seconds())),
       service_(SimTime::from_seconds(service_s_)), workers_(static_cast<std::size_t>(setup.nodes)) {
 }
 

@@ -43,7 +43,7 @@ void check_run_name(const Params& root, const std::string& name) {
 
 void read_stop(const Params& p, EngineConfig& e) {
   e.stop_epochs = p.number("epochs", 0.0, Range::non_negative());
-  e.stop_sim_time_s = p.number("sim_time_s", 0.0, Range::non_negative());
+  e.stop_sim_time_s = p.number("sim_time_s", 0.0, Range::seconds());
   e.stop_steps = p.integer("steps", 0, Range::non_negative());
   e.divergence_loss = p.number("divergence_loss", 1e3, Range::positive());
   if (e.stop_epochs <= 0 && e.stop_sim_time_s <= 0 && e.stop_steps <= 0)
@@ -55,7 +55,7 @@ void read_eval(const Params& p, EngineConfig& e, const Model* model) {
   // One rule; with none given, 20 evaluations per epoch (the same count at any node count,
   // so stability measures see as many points at n = 8 as at n = 256). 0 = rule off.
   const bool given = p.has("every_s") || p.has("every_epochs") || p.has("every_updates");
-  e.eval_every_s = p.number("every_s", 0.0, Range::non_negative());
+  e.eval_every_s = p.number("every_s", 0.0, Range::seconds());
   e.eval_every_epochs = p.number("every_epochs", given ? 0.0 : 0.05, Range::non_negative());
   e.eval_every_updates = p.integer("every_updates", 0, Range::non_negative());
   // A shorter interval rounds to no time at all on the nanosecond clock (the run would never

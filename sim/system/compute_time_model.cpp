@@ -25,7 +25,8 @@ ComputeTimeModel::ComputeTimeModel(const Params& p, int nodes, std::uint64_t see
     names.push_back(name);
   const std::string dist = p.choice("dist", "constant", names);
   if (dist != "trace")
-    mean_s_ = p.number("mean_s", 0.05, Range::positive());
+    // At least 1 ns, the clock's step: a shorter mean would make every step take no time.
+    mean_s_ = p.number("mean_s", 0.05, Range::between(1e-9, SimTime::kMaxKeySeconds));
   if (dist == "trace") {
     dist_ = Dist::Trace;
     read_trace(p, nodes);
@@ -123,8 +124,8 @@ void ComputeTimeModel::read_failures(const Params& p, int nodes) {
   outages_.assign(static_cast<std::size_t>(nodes), {});
   for (const Params& f : p.maps("failures")) {
     const auto node = f.integer("node", Range::between(0, nodes - 1));
-    const double from = f.number("from_s", Range::non_negative());
-    const double to = f.number("to_s", Range::positive());
+    const double from = f.number("from_s", Range::seconds());
+    const double to = f.number("to_s", Range::seconds(true));
     if (to <= from)
       f.fail("to_s",
              "expected to_s > from_s = " + format_number(from) + ", got " + format_number(to));

@@ -11,10 +11,10 @@ namespace dtsim {
 
 NetworkModel::NetworkModel(const Params& p, int endpoints, std::uint64_t seed, int extra_endpoints)
     : endpoints_(endpoints), server_(endpoints - 1) {
-  latency_s_ = p.number("latency_s", 0.001, Range::non_negative());
+  latency_s_ = p.number("latency_s", 0.001, Range::seconds());
   if (p.has("latency_matrix"))
     read_latency_matrix(p);
-  jitter_s_ = p.number("jitter_s", 0.0, Range::non_negative());
+  jitter_s_ = p.number("jitter_s", 0.0, Range::seconds());
   bandwidth_ = p.number("bandwidth_Bps", 1e9, Range::positive());
   server_bandwidth_ = p.number("server_bandwidth_Bps", bandwidth_, Range::positive());
   receiver_queueing_ = p.flag("receiver_queueing", false);

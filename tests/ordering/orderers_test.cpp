@@ -216,6 +216,6 @@ TEST_SUITE("ordering") {
           }).find("test.yaml:3: balance:") == 0);
     CHECK(config_error_of([&] {
             make_order(make_params({{"kind", "cd-grab"}, {"server_s_per_pair", "-1"}}), ok);
-          }).find("test.yaml:3: server_s_per_pair: expected a number >= 0") == 0);
+          }).find("test.yaml:3: server_s_per_pair: expected a number in [0, 1000000000]") == 0);
   }
 }

@@ -85,6 +85,14 @@ TEST_SUITE("scenario") {
     const RunPlan warm = plan_run_text(
         kBase, "s.yaml", {"algorithm.lr_schedule={warmup_epochs: 0.5, warmup_from: 0.01}"});
     CHECK(error_of(warm.resolved_yaml) == "(no error)");
+    // Spans past what the nanosecond clock holds over a run (it ends at 9.2e9 s) are refused;
+    // a drawn time past it stops the run with one line instead of wrapping the clock.
+    CHECK(error_of(kBase, {"system.network.latency_s=1e10"}) ==
+          "--set system.network.latency_s: expected a number in [0, 1000000000], got 1e10");
+    CHECK(error_of(kBase, {"stop={epochs: 1, sim_time_s: 1e10}"}) ==
+          "--set stop.sim_time_s: expected a number in [0, 1000000000], got 1e10");
+    CHECK(error_of(kBase, {"system.compute.mean_s=1e-300"}) ==
+          "--set system.compute.mean_s: expected a number in [1e-09, 1000000000], got 1e-300");
     // An interval the nanosecond clock rounds to nothing would never let the run move on.
     CHECK(error_of(kBase, {"eval={every_s: 1e-10}"}) ==
           "--set eval.every_s: expected 0 (off) or at least 1e-6, got 1e-10");

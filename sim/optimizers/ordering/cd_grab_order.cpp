@@ -14,7 +14,7 @@ CdGrabOrder::Worker::Worker(std::vector<std::uint32_t> first) : orders(std::move
 CdGrabOrder::CdGrabOrder(const Params& p, const OrderSetup& setup)
     : dim_(setup.model->num_params()), nodes_(setup.nodes), max_pairs_((setup.batch_size + 1) / 2),
       server_s_per_pair_(
-          p.number("server_s_per_pair", 1.2e-9 * static_cast<double>(dim_), Range::non_negative())),
+          p.number("server_s_per_pair", 1.2e-9 * static_cast<double>(dim_), Range::seconds())),
       separate_(p.choice("coordinator", "server", {"server", "separate"}) == "separate"),
       server_(dim_) {
   workers_.reserve(static_cast<std::size_t>(nodes_));
