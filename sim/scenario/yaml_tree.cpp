@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <vector>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 namespace dtsim {
@@ -80,17 +80,72 @@ std::shared_ptr<ParamNode> to_tree(const YAML::Node& doc, const std::string& nam
   return root;
 }
 
+// Stops a parse at the first node of a document (by throwing its line): whether a document
+// holds anything, found without building it (a second document may be huge or an alias bomb).
+class FirstNode : public YAML::EventHandler {
+public:
+  struct Found {
+    int line;
+  };
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { throw Found{m.line + 1}; }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    throw Found{m.line + 1};
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    throw Found{m.line + 1};
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    throw Found{m.line + 1};
+  }
+  void OnMapEnd() override {}
+};
+
+// Ignores every event: skips a document.
+class Skip : public FirstNode {
+public:
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+};
+
+// The line where a second document's content starts, or 0 when there is none (a trailing
+// "---" holds nothing to drop).
+int second_document_line(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  Skip first;
+  if (!parser.HandleNextDocument(first))
+    return 0;
+  FirstNode next;
+  try {
+    while (parser.HandleNextDocument(next)) {
+    }
+  } catch (const FirstNode::Found& found) {
+    return found.line;
+  }
+  return 0;
+}
+
 YAML::Node load(const std::string& text, const std::string& name) {
   try {
-    std::vector<YAML::Node> documents = YAML::LoadAll(text);
-    // A second document ("---") would otherwise be dropped without a word; an empty one (a
-    // trailing "---") holds nothing to drop.
-    for (std::size_t k = 1; k < documents.size(); ++k)
-      if (!documents[k].IsNull())
-        throw ConfigError(name + ":" + std::to_string(documents[k].Mark().line + 1) +
-                          ": a second YAML document (after '---'); expected one map of "
-                          "settings per file");
-    return documents.empty() ? YAML::Node() : documents.front();
+    YAML::Node document = YAML::Load(text);
+    // A second document ("---") would otherwise be dropped without a word.
+    if (const int line = second_document_line(text))
+      throw ConfigError(name + ":" + std::to_string(line) +
+                        ": a second YAML document (after '---'); expected one map of settings "
+                        "per file");
+    return document;
   } catch (const YAML::Exception& e) {
     throw ConfigError(name + ":" + std::to_string(e.mark.line + 1) + ":" +
                       std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
