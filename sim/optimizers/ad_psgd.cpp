@@ -46,6 +46,8 @@ AdPsgd::AdPsgd(const Params& p, const AlgorithmSetup& setup)
       live_(static_cast<Eigen::Index>(setup.num_params), setup.nodes),
       nodes_(static_cast<std::size_t>(setup.nodes)), locks_(setup.nodes),
       stats_(setup.nodes, true) {
+  if (setup.nodes < 2)
+    p.fail("name", "ad-psgd averages each step with a neighbour: expected nodes >= 2");
   const std::vector<int> colour = two_colouring(topology_);
   if (split_ == "bipartite" && colour.empty())
     p.fail("split", "expected a bipartite topology for split: bipartite (this " + topology_.name() +

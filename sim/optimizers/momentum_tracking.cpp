@@ -67,11 +67,17 @@ bool MomentumTracking::ready_to_send(Context& ctx, int node) {
     return true;
   SharedBuffer g0 = ctx.new_buffer();
   as_vec(g0.data()) = d_[static_cast<std::size_t>(node)];
-  if (node == 0)
-    collect(ctx, 0, std::move(g0));
-  else
+  if (node != 0) {
     ctx.send(node, 0, MessageInfo{kInitGradient, 0, 0}, std::move(g0));
-  return false;
+    return false;
+  }
+  // Node 0 collects its own first gradient. When it is the last to arrive (node 0 the
+  // slowest at step 0, or a single node), that completes the all-reduce here, before node 0
+  // is held: initialise() then must not release it, and it goes on at once.
+  collecting_own_ = true;
+  collect(ctx, 0, std::move(g0));
+  collecting_own_ = false;
+  return collected_ == num_nodes();
 }
 
 void MomentumTracking::on_control_message(Context& ctx, const Message& msg) {
@@ -111,7 +117,8 @@ void MomentumTracking::initialise(Context& ctx, int node, std::span<const float>
   d.swap(m); // d = m^0 = (g^0 - gbar)/(1 - beta); m = g^0
   m = beta_ * d + m + weight_decay_ * as_vec(ctx.params_view(node));
   as_vec(outgoing(node, 1)) = d - m;
-  release(ctx, node);
+  if (!(collecting_own_ && node == 0)) // else node 0 is not held: ready_to_send goes on
+    release(ctx, node);
 }
 
 } // namespace dtsim

@@ -56,6 +56,7 @@ private:
   std::vector<Vec> d_; // holds g_i^0 between the first gradient and the all-reduce
   std::vector<SharedBuffer> first_gradients_; // at node 0 during the all-reduce
   int collected_ = 0;
+  bool collecting_own_ = false; // node 0's own first gradient is being collected
 };
 
 } // namespace dtsim

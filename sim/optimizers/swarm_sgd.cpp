@@ -17,6 +17,8 @@ SwarmSgd::SwarmSgd(const Params& p, const AlgorithmSetup& setup)
       blocking_(p.flag("blocking", false)), dim_(setup.num_params), wire_dim_(setup.wire_params()),
       update_(p, setup.nodes, setup.num_params), nodes_(static_cast<std::size_t>(setup.nodes)),
       locks_(setup.nodes), stats_(setup.nodes, true) {
+  if (setup.nodes < 2)
+    p.fail("name", "swarm-sgd averages with a random neighbour: expected nodes >= 2");
   const Params cp = p.child("compressor");
   const auto d = static_cast<Eigen::Index>(dim_);
   for (NodeState& s : nodes_) {

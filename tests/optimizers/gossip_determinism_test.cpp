@@ -57,6 +57,17 @@ TEST_SUITE("optimizers") {
                     run("{name: gradient-tracking, lr: 0.1}", 2, pairs));
   }
 
+  TEST_CASE("Momentum tracking: node 0 the last with its first gradient, or alone") {
+    // Node 0 gathers the first gradients' mean; when its own arrives last, that completes
+    // the all-reduce before node 0 waits (an internal error before the fix).
+    const std::string alg = "{name: momentum-tracking, lr: 0.1}";
+    const std::vector<std::string> slow_node0 = {
+        "system.compute={dist: constant, mean_s: 0.01, speed_factors: [10, 1, 1, 1, 1, 1]}",
+        "nodes=6"};
+    check_identical(run(alg, 1, slow_node0), run(alg, 2, slow_node0));
+    CHECK(run(alg, 1, {"nodes=1"}).rows().size() > 1);
+  }
+
   TEST_CASE("Gossip methods: /metrics records the current learning rate") {
     // IID split of 1600 examples over 8 nodes: 200 each, 12.5 steps of 16 per epoch. Peak
     // 0.1 * 8 * 16 / 32 = 0.4; decays at 1.5 and 2.25 of the 3 epochs.

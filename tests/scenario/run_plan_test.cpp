@@ -73,6 +73,11 @@ TEST_SUITE("scenario") {
     CHECK(error_of(kBase, {"stop={}"}).find("no stop rule") != std::string::npos);
     // A list of maps left empty is an empty list (a stored scenario may say `failures: ~`).
     CHECK(error_of(kBase, {"system.compute={dist: normal, failures: ~}"}) == "(no error)");
+    // Pairwise methods need a peer.
+    CHECK(error_of(kBase, {"nodes=1", "algorithm.name=ad-psgd"}) ==
+          "--set algorithm.name: ad-psgd averages each step with a neighbour: expected nodes >= 2");
+    CHECK(error_of(kBase, {"nodes=1", "algorithm.name=swarm-sgd"}).find("expected nodes >= 2") !=
+          std::string::npos);
     CHECK(error_of(kBase, {"nodes=401"}) ==
           "--set nodes: expected at most one node per training example (400 here), got 401");
     CHECK(error_of(kBase, {"eval.test_samples=101"}) ==
