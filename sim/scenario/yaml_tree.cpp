@@ -127,9 +127,12 @@ int second_document_line(const std::string& text) {
   Skip first;
   if (!parser.HandleNextDocument(first))
     return 0;
+  // yaml-cpp 0.7's parser can report a next document forever without moving on some
+  // malformed input (the loop in its own LoadAll never ends on ","): look at a few only.
+  constexpr int kDocumentsLookedAt = 64;
   FirstNode next;
   try {
-    while (parser.HandleNextDocument(next)) {
+    for (int k = 0; k < kDocumentsLookedAt && parser.HandleNextDocument(next); ++k) {
     }
   } catch (const FirstNode::Found& found) {
     return found.line;
