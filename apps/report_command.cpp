@@ -152,7 +152,7 @@ int report_command(const std::vector<std::string>& args) {
   by.push_back(a.vs);
   if (files.empty())
     throw ConfigError("report: no traces (*.h5) in " + a.dir);
-  const RunCollection runs = [&] {
+  RunCollection runs = [&] {
     try {
       return collect_runs(files, by, a.target);
     } catch (const ConfigError& e) {
@@ -166,6 +166,24 @@ int report_command(const std::vector<std::string>& args) {
   }();
   if (runs.rows.empty())
     throw ConfigError("report: no traces (*.h5) in " + a.dir);
+  // Interrupted, failed or still running (.partial) runs stopped somewhere on their way: their
+  // figures are not results to average with finished runs'. Listed apart, left out.
+  std::vector<analysis::RunRow> unfinished;
+  std::vector<std::string> finished_files;
+  for (auto it = runs.rows.begin(); it != runs.rows.end();)
+    if (it->status == "completed" || it->status == "diverged") {
+      finished_files.push_back(it->path);
+      ++it;
+    } else {
+      unfinished.push_back(std::move(*it));
+      it = runs.rows.erase(it);
+    }
+  if (runs.rows.empty())
+    throw ConfigError("report: no finished runs in " + a.dir + " (" +
+                      std::to_string(unfinished.size()) +
+                      " interrupted, failed or still running; `dtsim sweep --resume` completes "
+                      "a sweep)");
+  files = finished_files;
   const std::vector<analysis::GroupRow> groups = analysis::group_rows(runs.rows);
 
   const fs::path out_md(a.output);
@@ -204,8 +222,12 @@ int report_command(const std::vector<std::string>& args) {
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
   md << "# Sweep report: " << fs::path(a.dir).filename().string() << "\n\n"
-     << runs.rows.size() << " evaluation runs in `" << a.dir << "`, grouped by " << colour
-     << " and " << a.vs << ". Written by `dtsim report` on " << date << ".\n\n";
+     << runs.rows.size() << " finished evaluation runs in `" << a.dir << "`"
+     << (unfinished.empty() ? ""
+                            : " (and " + std::to_string(unfinished.size()) +
+                                  " unfinished, left out: see [Unfinished runs](#unfinished-runs))")
+     << ", grouped by " << colour << " and " << a.vs << ". Written by `dtsim report` on " << date
+     << ".\n\n";
 
   md << "## Results\n\nEach cell: mean over the group's runs ± the half-width of its 95% "
         "confidence interval (Student t, k − 1 degrees of freedom; sample std with divisor "
@@ -261,6 +283,13 @@ int report_command(const std::vector<std::string>& args) {
     md << "\n";
   }
 
+  if (!unfinished.empty()) {
+    md << "## Unfinished runs\n\nInterrupted, failed or still running when the report was "
+          "written; left out of the results (`dtsim sweep --resume` runs them again):\n\n";
+    for (const analysis::RunRow& r : unfinished)
+      md << "- `" << r.path << "`: " << r.status << "\n";
+    md << "\n";
+  }
   md << "## Diverged runs\n\n";
   if (runs.diverged.empty())
     md << "None.\n\n";

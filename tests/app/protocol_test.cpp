@@ -2,6 +2,7 @@
 // The stability protocol end to end: evaluation tied to progress, strict keys, the stated
 // statistics, tuning inside a sweep, and `dtsim report`.
 #include "run_cli.hpp"
+#include "sim/trace/hdf5_trace_sink.hpp"
 #include "sim/trace/trace_reader.hpp"
 
 #include <cmath>
@@ -241,7 +242,30 @@ TEST_SUITE("app") {
     CHECK(std::filesystem::file_size(dir + "/report/report-img/curves.png") > 1000);
     CHECK(std::filesystem::file_size(dir + "/report/report-img/vs-nodes.png") > 1000);
     // Tuning runs are not results: the table counts the 4 evaluation runs only.
-    CHECK(text.find("4 evaluation runs") != std::string::npos);
+    CHECK(text.find("4 finished evaluation runs") != std::string::npos);
+    CHECK(text.find("Unfinished runs") == std::string::npos);
+
+    // A run still writing its trace (a .partial, status running) is listed apart, not
+    // averaged with the finished ones.
+    {
+      const TraceContents done = read_trace(dir + "/out/nodes=8_seed=2_label=D-PSGD.h5");
+      RunHeader header;
+      header.name = "still-running";
+      header.scenario_yaml = done.text_attributes.at("scenario");
+      header.seed = 9;
+      Hdf5TraceSink running(dir + "/out/still-running.h5", EventLevel::None);
+      running.begin(header);
+      running.metrics(MetricsRow{{{"sim_time_s", 0.0}, {"test_accuracy", 0.1}}}, 0.0);
+      // Destroyed unfinished: its .partial stays, with status `running`.
+    }
+    REQUIRE(std::filesystem::exists(dir + "/out/still-running.h5.partial"));
+    const auto partial = run_cli("report " + dir + "/out -o " + md + " --by label --vs nodes");
+    REQUIRE(partial.exit_code == 0);
+    const std::string with_partial = read_text(md);
+    CHECK(with_partial.find("4 finished evaluation runs in") != std::string::npos);
+    CHECK(with_partial.find("(and 1 unfinished, left out") != std::string::npos);
+    CHECK(with_partial.find("still-running.h5.partial`: running") != std::string::npos);
+    std::filesystem::remove(dir + "/out/still-running.h5.partial");
     const auto bad = run_cli("report " + dir + "/out -o " + md + " --by lable");
     CHECK(bad.exit_code == 2);
     CHECK(one_line(bad.output));
