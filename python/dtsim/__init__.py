@@ -24,11 +24,41 @@ from .trace import Trace, load
 __all__ = ["run", "run_outcome", "sweep", "load", "analyze", "Trace", "ConfigError", "RunOutcome"]
 
 
+def _plain(value):
+    """JSON for the values NumPy and pathlib give (np.int64(4), np.float32, Path)."""
+    if hasattr(value, "item"):
+        return value.item()
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    raise ConfigError(f"a value of type {type(value).__name__} is not a scenario value")
+
+
 def _override_strings(overrides):
     """--set strings from keyword arguments; values as YAML (JSON is YAML's flow syntax)."""
     out = []
     for key, value in overrides.items():
-        out.append(key.replace("__", ".") + "=" + (value if isinstance(value, str) else json.dumps(value)))
+        text = value if isinstance(value, str) else json.dumps(value, default=_plain)
+        if "\n" in text:
+            raise ConfigError(f"--set {key.replace('__', '.')}: a value with a line break")
+        out.append(key.replace("__", ".") + "=" + text)
+    return out
+
+
+def _threads(threads):
+    """0 (all cores) for None, else an int in [1, 1024], as the CLI's --threads."""
+    if threads is None:
+        return 0
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 1024:
+        raise ConfigError(f"threads: expected an integer in [1, 1024], got {threads!r}")
+    return threads
+
+
+def _output(output):
+    if output is None:
+        return ""
+    out = os.fspath(output)
+    if not out:
+        raise ConfigError("output: expected a trace file name, got ''")
     return out
 
 
@@ -37,13 +67,14 @@ def run_outcome(scenario, *, output=None, threads=None, **overrides):
     accuracy, simulated and wall seconds). `threads`: oneTBB threads (default all cores;
     results do not depend on it)."""
     sets = _override_strings(overrides)
-    out = os.fspath(output) if output is not None else ""
+    out, workers = _output(output), _threads(threads)
     if isinstance(scenario, dict):
-        return _dtsim.run_scenario("", json.dumps(scenario), "<dict>", sets, out, threads or 0)
+        text = json.dumps(scenario, default=_plain)
+        return _dtsim.run_scenario("", text, "<dict>", sets, out, workers)
     path = os.fspath(scenario)
     if not os.path.exists(path):
         raise ConfigError(f"{path}: no such scenario file")
-    return _dtsim.run_scenario(path, "", "", sets, out, threads or 0)
+    return _dtsim.run_scenario(path, "", "", sets, out, workers)
 
 
 def run(scenario, *, output=None, threads=None, **overrides):
@@ -75,7 +106,8 @@ def sweep(sweep_file, *, output=None, jobs=1, resume=True, shard=None):
 def analyze(*traces, by=None, target=None, at_time=None):
     """`dtsim analyze --csv` as a DataFrame: one row per trace (files or folders of them),
     with every stability measure and run total as columns and the scenario keys named in
-    `by` (dotted, e.g. ["nodes", "algorithm.name"]) as columns to group on with pandas.
+    `by` (dotted, e.g. ["nodes", "algorithm.name"] or "nodes,algorithm.name") as columns to
+    group on with pandas.
     `target`: accuracy for the time-to-target measures; `at_time`: simulated seconds for
     acc_at_time."""
     import pandas as pd
@@ -84,7 +116,7 @@ def analyze(*traces, by=None, target=None, at_time=None):
         csv = os.path.join(tmp, "analyze.csv")
         args = [os.fspath(t) for t in traces] + ["--csv", csv, "--quiet"]
         if by:
-            args += ["--by", ",".join(by)]
+            args += ["--by", by if isinstance(by, str) else ",".join(by)]
         if target is not None:
             args += ["--target", str(target)]
         if at_time is not None:

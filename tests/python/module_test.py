@@ -100,6 +100,17 @@ def test_errors(tmp):
     raises(lambda: dtsim.run(tmp / "missing.yaml"), "missing.yaml")
     raises(lambda: dtsim.run(tiny_yaml(tmp / "bad.yaml", topology={"kind": "rnig"})), "bad.yaml",
            "rnig")
+    # As the command line refuses them: thread counts, an empty output path, a line break.
+    raises(lambda: dtsim.run(TINY, threads=0), "threads", "[1, 1024]")
+    raises(lambda: dtsim.run(TINY, threads=1.5), "threads")
+    raises(lambda: dtsim.run(TINY, output=""), "output")
+    raises(lambda: dtsim.run(TINY, algorithm__lr="0.1\nnodes: 3"), "algorithm.lr", "line break")
+    # NumPy scalars and paths are values like any other.
+    import numpy as np
+    e = dtsim.run_outcome(TINY, output=tmp / "np.h5", nodes=np.int64(4),
+                          algorithm__lr=np.float32(0.1), **{"stop.epochs": 0.2})
+    check(e.status == "completed" and dtsim.load(e.trace).scenario["nodes"] == 4,
+          f"numpy values: {e.status}")
 
 
 def test_sweep(tmp):
@@ -114,6 +125,7 @@ def test_sweep(tmp):
           f"analyze: {len(table)} rows, columns {list(table.columns)[:8]}")
     check(sorted(table.groupby("nodes").size().to_dict().items()) == [(4, 2), (8, 2)],
           "analyze: the by key is not a column to group on")
+    check(dtsim.analyze(folder, by="nodes").equals(table), "analyze: by as a string")
 
 
 CHILD = textwrap.dedent("""
