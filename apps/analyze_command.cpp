@@ -44,7 +44,9 @@ AnalyzeArgs parse(const std::vector<std::string>& args) {
     if (arg == "--by") {
       a.by = split_commas(c.value());
     } else if (arg == "--csv") {
-      a.csv = c.value();
+      a.csv = c.path_value("a CSV file name");
+      if (std::error_code ec; std::filesystem::is_directory(a.csv, ec)) // before the work
+        throw ConfigError("--csv: " + a.csv + " is a folder; expected a CSV file name");
     } else if (arg == "--markdown") {
       a.markdown = true;
     } else if (arg == "--quiet" || arg == "-q") {

@@ -56,6 +56,10 @@ std::unique_ptr<Model> make_cnn(const Params& model, const std::string& kind,
       model.fail("padding", "expected one padding per conv stage (" +
                                 std::to_string(c.channels.size()) + " values), got " +
                                 std::to_string(c.padding.size()));
+    for (int pad : c.padding)
+      if (pad >= c.kernel)
+        model.fail("padding", "expected paddings in [0, kernel - 1] = [0, " +
+                                  std::to_string(c.kernel - 1) + "], got " + std::to_string(pad));
     c.hidden = read_widths(model, "hidden", {120, 84}, 1);
     key = "channels";
   } else {

@@ -5,11 +5,15 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 namespace dtsim {
 
 std::optional<std::vector<TextRow>> read_text_rows(const std::string& path) {
+  // A folder opens as a stream that reads nothing: it would look like an empty file.
+  if (std::error_code ec; std::filesystem::is_directory(path, ec))
+    return std::nullopt;
   std::ifstream in(path);
   if (!in)
     return std::nullopt;

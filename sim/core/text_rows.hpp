@@ -17,7 +17,7 @@ struct TextRow {
   std::vector<std::string> fields; // split at commas, spaces and tabs; never empty
 };
 
-// The non-blank rows of `path` in file order; nullopt when it cannot be opened.
+// The non-blank rows of `path` in file order; nullopt when it cannot be opened (or is a folder).
 std::optional<std::vector<TextRow>> read_text_rows(const std::string& path);
 
 // A square matrix of finite numbers >= 0, one row per line (latency and mixing matrices):

@@ -72,6 +72,17 @@ TEST_SUITE("app") {
                "error: " + temp_dir() + ": is a folder; expected a YAML file"));
   }
 
+  TEST_CASE("dtsim: a folder where a data or output file is expected is named as one") {
+    const std::string dir = temp_dir();
+    const std::string tiny = dtsim::testing::write_temp_file(dir, "tiny.yaml", kTiny);
+    CHECK(says(config_error("analyze " + dir + " --csv " + dir),
+               "error: --csv: " + dir + " is a folder; expected a CSV file name"));
+    CHECK(says(config_error("validate " + tiny +
+                            " --set 'system.compute={dist: trace, file: " + dir + "}'"),
+               "error: --set system.compute.file: cannot open compute-time trace " + dir +
+                   " (CSV rows 'node,seconds')"));
+  }
+
   TEST_CASE("dtsim topology: the kind is given once, as the argument") {
     CHECK(config_error("topology rnig --nodes 4")
               .find("error: topology: kind: unknown name 'rnig' (did you mean 'ring'?)") == 0);
