@@ -67,7 +67,8 @@ DataSplit make_synthetic(const Params& synthetic, std::uint64_t seed) {
   const auto classes = synthetic.integer("classes", 4, Range::at_least(2));
   const auto train = synthetic.integer("train", 2000, Range::at_least(1));
   const auto test = synthetic.integer("test", 500, Range::at_least(1));
-  const double separation = synthetic.number("separation", 3.0, Range::positive());
+  const double separation =
+      synthetic.number("separation", 3.0, Range{0.0, 1e6, true, false}); // floats stay finite
   if (static_cast<double>(features) * static_cast<double>(train + test) > kMaxFloats)
     synthetic.fail(size_key, "features * (train + test) = " +
                                  format_number(static_cast<double>(features) *

@@ -32,7 +32,7 @@ LrSchedule::LrSchedule(const Params& algorithm, const AlgorithmSetup& setup, dou
   if (p.has("scale_with_nodes")) {
     const Params s = p.child("scale_with_nodes");
     const double base_batch =
-        s.number("base_batch", std::max(1, setup.batch_size), Range::positive());
+        s.number("base_batch", std::max(1, setup.batch_size), Range{0.0, 1e9, true, false});
     scale_ = setup.nodes * setup.batch_size / base_batch;
     peak_ = base_ * scale_;
   }

@@ -22,7 +22,9 @@ LatticeQuantizer::LatticeQuantizer(int bits, double side, bool stochastic)
 
 LatticeQuantizer::LatticeQuantizer(const Params& p, const CompressorSetup& setup)
     : LatticeQuantizer(static_cast<int>(p.integer("bits", 8, Range::between(1, 16))),
-                       p.number("side", 1e-4, Range::positive()),
+                       // Within single precision's normal range, so that the cells (and coordinates
+                       // divided by them) stay finite floats.
+                       p.number("side", 1e-4, Range::between(1e-30, 1e30)),
                        p.choice("rounding", "nearest", {"nearest", "stochastic"}) == "stochastic") {
   if (!setup.allow_reference)
     p.fail("kind", "expected a compressor that needs no reference point (this algorithm sends "
