@@ -41,14 +41,24 @@ void check_run_name(const Params& root, const std::string& name) {
                           std::to_string(name.size()));
 }
 
+// Of `keys`, the first the scenario wrote (a default written back has no line), else the
+// first: where an error about them all points.
+const char* written_key(const Params& p, std::initializer_list<const char*> keys) {
+  for (const char* key : keys)
+    if (const ParamNode* n = p.node().find(key); n && n->line != 0)
+      return key;
+  return *keys.begin();
+}
+
 void read_stop(const Params& p, EngineConfig& e) {
   e.stop_epochs = p.number("epochs", 0.0, Range::non_negative());
   e.stop_sim_time_s = p.number("sim_time_s", 0.0, Range::seconds());
   e.stop_steps = p.integer("steps", 0, Range::non_negative());
   e.divergence_loss = p.number("divergence_loss", 1e3, Range::positive());
   if (e.stop_epochs <= 0 && e.stop_sim_time_s <= 0 && e.stop_steps <= 0)
-    p.fail("epochs", "no stop rule: set at least one of stop.epochs, stop.sim_time_s, stop.steps "
-                     "to a value > 0");
+    p.fail(written_key(p, {"epochs", "steps", "sim_time_s"}),
+           "no stop rule: set at least one of stop.epochs, stop.sim_time_s, stop.steps to a "
+           "value > 0");
 }
 
 void read_eval(const Params& p, EngineConfig& e, const Model* model) {
@@ -67,7 +77,7 @@ void read_eval(const Params& p, EngineConfig& e, const Model* model) {
       p.fail(key, "expected 0 (off) or at least 1e-6, got " + format_number(every));
   const int rules = (e.eval_every_s > 0) + (e.eval_every_epochs > 0) + (e.eval_every_updates > 0);
   if (rules != 1)
-    p.fail(e.eval_every_s > 0 ? "every_s" : "every_epochs",
+    p.fail(written_key(p, {"every_epochs", "every_s", "every_updates"}),
            std::string(rules == 0 ? "no evaluation rule" : "more than one evaluation rule") +
                ": set exactly one of eval.every_s, eval.every_epochs, eval.every_updates to a "
                "value > 0 (the others 0 or absent)");

@@ -71,6 +71,10 @@ TEST_SUITE("scenario") {
     CHECK(error_of(kBase, {"algorithm.lr=fast"}).find("expected a number > 0, got 'fast'") !=
           std::string::npos);
     CHECK(error_of(kBase, {"stop={}"}).find("no stop rule") != std::string::npos);
+    // Such errors point at a key the scenario wrote, not at a default it never saw.
+    CHECK(error_of(kBase, {"stop={steps: 0}"}).find("--set stop.steps: no stop rule") == 0);
+    CHECK(error_of(kBase, {"eval={every_updates: 0}"})
+              .find("--set eval.every_updates: no evaluation rule") == 0);
     // A list of maps left empty is an empty list (a stored scenario may say `failures: ~`).
     CHECK(error_of(kBase, {"system.compute={dist: normal, failures: ~}"}) == "(no error)");
     // Pairwise methods need a peer.
