@@ -208,14 +208,20 @@ int report_command(const std::vector<std::string>& args) {
                                          "-o",
                                          (img / "curves").string()};
   curve_args.insert(curve_args.begin(), files.begin(), files.end());
-  plot(curve_args);
+  // Runs that evaluate no model (timing-only) or all diverged have no accuracy to draw.
+  const bool has_accuracy =
+      std::any_of(runs.rows.begin(), runs.rows.end(),
+                  [](const analysis::RunRow& r) { return std::isfinite(r.values[0]); });
+  if (has_accuracy)
+    plot(curve_args);
   const std::vector<std::string> measures = {"final_acc", "node_acc_mean", "acc_std_2nd_half",
                                              "acc_worst_drop"};
   std::string measure_list;
   for (const std::string& m : measures)
     measure_list += (measure_list.empty() ? "" : ",") + m;
-  plot({csv, "--vs", a.vs, "--colour", colour, "--measure", measure_list, "--no-svg", "-o",
-        (img / ("vs-" + a.vs)).string()});
+  if (has_accuracy)
+    plot({csv, "--vs", a.vs, "--colour", colour, "--measure", measure_list, "--no-svg", "-o",
+          (img / ("vs-" + a.vs)).string()});
 
   std::ostringstream md;
   char date[32];
@@ -263,10 +269,16 @@ int report_command(const std::vector<std::string>& args) {
   }
   md << "\nThe same per run: [`" << img_name << "/runs.csv`](" << img_name << "/runs.csv).\n\n";
 
-  md << "## Figures\n\nTest accuracy of the evaluation model against epochs, one panel per " << a.vs
-     << " (mean and 95% CI band over runs):\n\n![curves](" << img_name
-     << "/curves.png)\n\nFinal accuracy, mean node accuracy and the stability measures against "
-     << a.vs << " (mean and 95% CI):\n\n![measures](" << img_name << "/vs-" << a.vs << ".png)\n\n";
+  if (has_accuracy)
+    md << "## Figures\n\nTest accuracy of the evaluation model against epochs, one panel per "
+       << a.vs << " (mean and 95% CI band over runs):\n\n![curves](" << img_name
+       << "/curves.png)\n\nFinal accuracy, mean node accuracy and the stability measures "
+          "against "
+       << a.vs << " (mean and 95% CI):\n\n![measures](" << img_name << "/vs-" << a.vs
+       << ".png)\n\n";
+  else
+    md << "## Figures\n\nNone: no run has a test accuracy (timing-only runs evaluate no model, "
+          "or every run diverged).\n\n";
 
   const auto tuning = tuning_rows(a.dir);
   md << "## Tuning\n\n";

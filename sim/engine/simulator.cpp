@@ -834,7 +834,8 @@ RunResult Simulator::run(RunHeader header) {
   if (last_eval_time_ != now_ && status_ != RunStatus::Diverged)
     evaluate();
   RunSummary s = summary();
-  if (evaluations_ < kFewEvaluations && status_ == RunStatus::Completed) {
+  // A timing-only run evaluates no model: it has no stability measures to rest on too few.
+  if (evaluations_ < kFewEvaluations && status_ == RunStatus::Completed && !timing_only()) {
     s.warnings.push_back(
         "only " + std::to_string(evaluations_) + " evaluations (fewer than " +
         std::to_string(kFewEvaluations) +

@@ -174,6 +174,21 @@ TEST_SUITE("app") {
     CHECK(run_cli(cnn + "kernel: 7, padding: [3, 3], backend: cuda}'").exit_code == 0);
   }
 
+  TEST_CASE("dtsim report of timing-only runs: no accuracy figures, no evaluation warning") {
+    const std::string dir = temp_dir() + "/timing-report";
+    std::filesystem::remove_all(dir);
+    const auto run = run_cli("run scenarios/scale/timing-only-adpsgd.yaml -q --set nodes=8 "
+                             "--set stop.steps=5 -o " +
+                             dir + "/t.h5");
+    REQUIRE(run.exit_code == 0);
+    CHECK(run.output.find("warning") == std::string::npos);
+    REQUIRE(run_cli("report " + dir).exit_code == 0);
+    std::ifstream in(dir + "/report.md");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(text.find("None: no run has a test accuracy") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir + "/report-img/curves.png"));
+  }
+
   TEST_CASE("dtsim list names every registry") {
     const auto r = run_cli("list");
     CHECK(r.exit_code == 0);
