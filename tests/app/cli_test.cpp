@@ -182,6 +182,10 @@ TEST_SUITE("app") {
                              dir + "/t.h5");
     REQUIRE(run.exit_code == 0);
     CHECK(run.output.find("warning") == std::string::npos);
+    // A run with a model and as few evaluations is warned.
+    const auto few = run_cli("run " + write_file("few.yaml", kTiny) + " -q -o " + dir +
+                             "/../few.h5 --set 'eval={every_s: 1000}'");
+    CHECK(few.output.find("only 2 evaluations (fewer than 20)") != std::string::npos);
     REQUIRE(run_cli("report " + dir).exit_code == 0);
     std::ifstream in(dir + "/report.md");
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
