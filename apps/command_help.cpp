@@ -15,8 +15,8 @@ Runs one scenario and writes its HDF5 trace (a killed run leaves OUT.h5.partial)
   --threads N           worker threads (default: all cores; results do not depend on it)
   -q, --quiet           no progress line
 The progress line shows t = simulated seconds, epochs, updates, the last training loss and
-test accuracy, and the ETA in wall-clock time. Exit codes: 0 completed, 1 failure, 2 bad input, 3 diverged,
-130 interrupted.
+test accuracy, and the ETA in wall-clock time. Exit codes: 0 completed, 1 failure, 2 bad
+input, 3 diverged, 130 interrupted.
 )"},
       {"validate", R"(usage: dtsim validate SCENARIO.yaml... [--set key=value]...
 Checks scenario files (keys, values, data, topology) without running them; prints one line

@@ -16,6 +16,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <sys/wait.h>
 
@@ -152,18 +153,11 @@ int report_command(const std::vector<std::string>& args) {
   by.push_back(a.vs);
   if (files.empty())
     throw ConfigError("report: no traces (*.h5) in " + a.dir);
-  RunCollection runs = [&] {
-    try {
-      return collect_runs(files, by, a.target);
-    } catch (const ConfigError& e) {
-      // The --vs key is looked up with the --by keys: name the option the user wrote.
-      const std::string m = e.what();
-      if (std::find(a.by.begin(), a.by.end(), a.vs) == a.by.end() &&
-          m.rfind("--by: no trace has key '" + a.vs + "'", 0) == 0)
-        throw ConfigError("--vs" + m.substr(4));
-      throw;
-    }
-  }();
+  // The --vs key is looked up with the --by keys: an error names the option the user wrote.
+  std::vector<std::string> by_options(a.by.size(), "--by");
+  by_options.push_back("--vs");
+  RunCollection runs =
+      collect_runs(files, by, a.target, std::numeric_limits<double>::quiet_NaN(), by_options);
   if (runs.rows.empty())
     throw ConfigError("report: no traces (*.h5) in " + a.dir);
   // Interrupted, failed or still running (.partial) runs stopped somewhere on their way: their
@@ -209,9 +203,12 @@ int report_command(const std::vector<std::string>& args) {
                                          (img / "curves").string()};
   curve_args.insert(curve_args.begin(), files.begin(), files.end());
   // Runs that evaluate no model (timing-only) or all diverged have no accuracy to draw.
+  const auto& columns = analysis::run_columns();
+  const auto final_acc = static_cast<std::size_t>(
+      std::find(columns.begin(), columns.end(), "final_acc") - columns.begin());
   const bool has_accuracy =
       std::any_of(runs.rows.begin(), runs.rows.end(),
-                  [](const analysis::RunRow& r) { return std::isfinite(r.values[0]); });
+                  [&](const analysis::RunRow& r) { return std::isfinite(r.values[final_acc]); });
   if (has_accuracy)
     plot(curve_args);
   const std::vector<std::string> measures = {"final_acc", "node_acc_mean", "acc_std_2nd_half",

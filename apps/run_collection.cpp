@@ -26,9 +26,11 @@ std::vector<std::string> trace_files(const std::vector<std::string>& inputs) {
         const std::string p = e.path().string();
         // A .partial beside its finished trace is a checkpoint the run could not remove (it
         // was killed between the two steps of finishing): the same run, counted once.
+        std::error_code ec;
         const bool superseded =
             p.ends_with(".h5.partial") &&
-            std::filesystem::exists(p.substr(0, p.size() - std::string_view(".partial").size()));
+            std::filesystem::exists(p.substr(0, p.size() - std::string_view(".partial").size()),
+                                    ec);
         if (e.is_regular_file() && (p.ends_with(".h5") || p.ends_with(".h5.partial")) &&
             !superseded)
           found.push_back(p);
@@ -128,7 +130,8 @@ std::vector<std::string> split_commas(const std::string& s) {
 }
 
 RunCollection collect_runs(const std::vector<std::string>& files,
-                           const std::vector<std::string>& by, double target, double at_time_s) {
+                           const std::vector<std::string>& by, double target, double at_time_s,
+                           const std::vector<std::string>& by_options) {
   RunCollection c;
   std::vector<std::string> known_keys = {"name", "status"};
   for (const std::string& file : files) {
@@ -175,8 +178,8 @@ RunCollection collect_runs(const std::vector<std::string>& files,
                     [&](const analysis::RunRow& r) { return r.group[k] != kNoKey; }))
       continue;
     const std::string guess = closest_name(by[k], known_keys);
-    throw ConfigError("--by: no trace has key '" + by[k] + "'" +
-                      (guess.empty() ? "" : " (did you mean '" + guess + "'?)"));
+    throw ConfigError((k < by_options.size() ? by_options[k] : "--by") + ": no trace has key '" +
+                      by[k] + "'" + (guess.empty() ? "" : " (did you mean '" + guess + "'?)"));
   }
   for (analysis::RunRow& r : c.rows)
     for (std::string& v : r.group)

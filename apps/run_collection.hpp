@@ -27,10 +27,12 @@ struct RunCollection {
 
 // Reads every trace (skipping .partial files still being written), summarises it and looks
 // up the `by` keys (dotted scenario keys, or `name` / `status`). A `by` key that no trace has
-// is a ConfigError naming the closest key ("did you mean"): it would pool every run.
+// is a ConfigError naming the closest key ("did you mean"): it would pool every run. The error
+// names the option the key came from: by_options[k], or --by when not given.
 RunCollection collect_runs(const std::vector<std::string>& files,
                            const std::vector<std::string>& by, double target,
-                           double at_time_s = std::numeric_limits<double>::quiet_NaN());
+                           double at_time_s = std::numeric_limits<double>::quiet_NaN(),
+                           const std::vector<std::string>& by_options = {});
 
 // "a,b,,c" -> {"a", "b", "c"}: the comma lists of --by, --columns, --measure.
 std::vector<std::string> split_commas(const std::string& s);

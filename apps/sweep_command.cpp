@@ -137,7 +137,7 @@ std::vector<Outcome> run_points(const SweepPlan& plan, const std::vector<SweepPo
         continue;
       }
       if (ran_this_point(plan, points[i], attributes)) {
-        outcomes[i] = outcome_of_trace(trace);
+        outcomes[i] = outcome_of(attributes);
         if (finished(outcomes[i])) {
           remove_superseded_checkpoint(trace);
           continue;

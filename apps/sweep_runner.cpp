@@ -72,6 +72,11 @@ Outcome outcome_of_trace(const std::string& trace) {
     o.status = std::string("unreadable: ") + e.what();
     return o;
   }
+  return outcome_of(t);
+}
+
+Outcome outcome_of(const TraceContents& t) {
+  Outcome o;
   const auto status = t.text_attributes.find("status");
   o.status = status == t.text_attributes.end() ? "?" : status->second;
   const auto acc = t.number_attributes.find("final_test_accuracy");

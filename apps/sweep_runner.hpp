@@ -5,6 +5,7 @@
 
 #include "sim/scenario/run_plan.hpp"
 #include "sim/scenario/sweep_plan.hpp"
+#include "sim/trace/trace_reader.hpp"
 
 #include <atomic>
 #include <string>
@@ -41,6 +42,8 @@ bool finished(const Outcome& o);
 // The outcome recorded in an existing trace (for --resume); status "unreadable: <why>" for a
 // damaged file, which is not finished and so is run again.
 Outcome outcome_of_trace(const std::string& trace);
+// The outcome recorded in a trace's attributes, already read.
+Outcome outcome_of(const TraceContents& attributes);
 
 // Removes <trace>.partial beside a finished trace: a run killed after it renamed its work file
 // to the trace and before it removed its last checkpoint leaves one.

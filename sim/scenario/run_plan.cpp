@@ -30,14 +30,13 @@ std::string default_name(const std::string& path) {
 
 // The name makes the default trace file runs/<name>.h5: it must stay one file name there.
 void check_run_name(const Params& root, const std::string& name) {
-  constexpr std::size_t kLongest = kLongestRunName;
   if (name.empty() || name.front() == '.' || name.find('/') != std::string::npos ||
       name.find('\0') != std::string::npos)
     root.fail("name", "expected a name usable as a file name (no '/', not empty, not starting "
                       "with '.'), got '" +
                           name + "'");
-  if (name.size() > kLongest)
-    root.fail("name", "expected at most " + std::to_string(kLongest) + " characters, got " +
+  if (name.size() > kLongestRunName)
+    root.fail("name", "expected at most " + std::to_string(kLongestRunName) + " characters, got " +
                           std::to_string(name.size()));
 }
 

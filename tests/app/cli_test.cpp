@@ -191,6 +191,10 @@ TEST_SUITE("app") {
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     CHECK(text.find("None: no run has a test accuracy") != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(dir + "/report-img/curves.png"));
+    // A key missing from every trace is blamed on the option that named it.
+    CHECK(run_cli("report " + dir + " --vs nodez")
+              .output.find("error: --vs: no trace has key "
+                           "'nodez' (did you mean 'nodes'?)") != std::string::npos);
   }
 
   TEST_CASE("dtsim list names every registry") {
