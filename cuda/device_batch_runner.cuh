@@ -160,8 +160,9 @@ private:
     return store_ && !jobs.empty() && jobs.front().params.empty();
   }
 
-  // A chunk whose models and gradients stay on the device: indices up, the models gathered
-  // into the pass's rows, the gradients scattered back to the nodes' rows, losses down.
+  // A chunk whose models and gradients stay on the device: indices up, the pass on the
+  // nodes' own rows (or on copies gathered into the pass's rows and scattered back, when the
+  // chunk's nodes are not consecutive), losses down.
   void run_resident(std::span<GradientJob> jobs, const std::size_t* job_ids, int count, int n) {
     const auto nodes = static_cast<std::size_t>(count);
     const cudaStream_t s = stream_.stream;
@@ -176,13 +177,14 @@ private:
     check(cudaMemcpyAsync(idx_.data, host_idx_.data, nodes * n * sizeof(std::uint32_t),
                           cudaMemcpyHostToDevice, s),
           "cudaMemcpyAsync (indices)");
-    store_->gather(jobs, job_ids, count, params_.data);
+    const auto rows = store_->chunk_rows(jobs, job_ids, count, params_.data, grads_.data);
     check(cudaEventRecord(marks_[1].event, s), "cudaEventRecord");
     bus_.host_to_device_bytes += static_cast<std::int64_t>(nodes * n * sizeof(std::uint32_t));
-    const BatchCommon common{train_.data, labels_.data,      params_.data, grads_.data,
+    const BatchCommon common{train_.data, labels_.data,      rows.params, rows.grads,
                              idx_.data,   column_loss_.data, loss_.data};
     net_.run(blas_.blas, s, common, scratch_pointers_.data(), count, n);
-    store_->scatter(count, grads_.data);
+    if (!rows.in_place)
+      store_->scatter(count, grads_.data);
     check(cudaGetLastError(), "kernel launch");
     check(cudaEventRecord(marks_[2].event, s), "cudaEventRecord");
     check(cudaMemcpyAsync(host_loss_.data, loss_.data, nodes * sizeof(double),

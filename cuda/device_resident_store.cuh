@@ -138,6 +138,28 @@ public:
     check(cudaGetLastError(), "kernel launch (resident mixing)");
   }
 
+  // Where a chunk's pass reads its models and writes its gradients: the nodes' own rows when
+  // jobs[ids[b]] for b < count are consecutive nodes (a synchronous round's are: no copies),
+  // else the network's strided rows (params + b * P), gathered first and scattered after.
+  struct ChunkRows {
+    const float* params = nullptr;
+    float* grads = nullptr;
+    bool in_place = false;
+  };
+  ChunkRows chunk_rows(std::span<const GradientJob> jobs, const std::size_t* ids, int count,
+                       float* params, float* grads) {
+    const int first = jobs[ids[0]].node;
+    bool consecutive = true;
+    for (int b = 1; b < count && consecutive; ++b)
+      consecutive = jobs[ids[b]].node == first + b;
+    if (!consecutive) {
+      gather(jobs, ids, count, params);
+      return {params, grads, false};
+    }
+    const std::size_t at = static_cast<std::size_t>(first) * P_;
+    return {models_.data + at, grads_.data + at, true};
+  }
+
   // A chunk's models into the network's strided parameter rows (params + b * P), before its
   // pass: jobs[ids[b]] for b < count.
   void gather(std::span<const GradientJob> jobs, const std::size_t* ids, int count, float* params) {
@@ -163,7 +185,11 @@ public:
     });
   }
 
-  // The local steps queued for the jobs' nodes, after the batch's after_gradient hooks.
+  // The local steps queued for the jobs' nodes, after the batch's after_gradient hooks. Left
+  // running: the host reads nothing they write, everything that reads it on the device
+  // (the next batch, a pull of the models) is queued behind it on the stream, and the next
+  // batch synchronizes before these plans' pinned arrays are written again. The engine's
+  // work until the next batch overlaps with the kernel.
   void run_steps(std::span<const GradientJob> jobs) {
     std::size_t count = 0;
     for (const GradientJob& job : jobs)
@@ -197,7 +223,6 @@ public:
       local_step_element(batch, grads, models, momenta, P, b, e);
     });
     check(cudaGetLastError(), "kernel launch (resident local steps)");
-    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
 
   // Device bytes per node this store holds (models, gradients, momenta, about two messages).

@@ -8,7 +8,9 @@
 #   scripts/device_run.sh [NODES...]        (default 32 256 1024)
 #
 # PARTS (default 'tests bench kernels') picks what runs: the tests, the benchmark, the
-# per-kernel profile.
+# per-kernel profile; 'resident' runs only the benchmark's cuda-resident rows (with a
+# long 1,024-node MLP run: with the 400,000-step row it gives the rate net of start-up)
+# and the 1,024-node MLP's cuda row beside them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=$PWD/.device
@@ -62,14 +64,28 @@ step 20 "machine" sh -c "nvidia-smi --query-gpu=name,memory.total,driver_version
   grep -o -m1 'avx512f' /proc/cpuinfo; ldd --version | head -1; '$build/apps/dtsim' --version"
 want tests && step 60 "pipeline test (host executor)" "$build/tests/cuda/cuda_pipeline_test"
 want tests && step 240 "CUDA tests" "$build/tests/cuda/cuda_test" --duration=true
-want bench && step 120 "MLP" env BACKENDS="cpu cuda cuda-resident" CUDA_NODE_STEPS=100000 \
+# The resident rows get four times the steps: at their rate the start-up (the training set
+# to the device, the first cuBLAS calls) would otherwise weigh in the figure.
+want bench && step 120 "MLP" env BACKENDS="cpu cuda" CUDA_NODE_STEPS=100000 \
   bench/backend_bench.sh "$build" "${nodes[@]}"
-want bench && step 120 "LeNet" env BACKENDS="cpu cuda cuda-resident" CUDA_NODE_STEPS=50000 MODEL='{kind: lenet}' \
+want resident && step 60 "MLP, cuda, 1024 nodes" env BACKENDS="cuda" CUDA_NODE_STEPS=100000 \
+  bench/backend_bench.sh "$build" 1024
+if want bench || want resident; then
+  step 120 "MLP, resident" env BACKENDS="cuda-resident" CUDA_NODE_STEPS=400000 \
+    bench/backend_bench.sh "$build" "${nodes[@]}"
+  step 120 "MLP, resident, 1024 nodes, long" env BACKENDS="cuda-resident" \
+    CUDA_NODE_STEPS=1600000 bench/backend_bench.sh "$build" 1024
+fi
+want bench && step 120 "LeNet" env BACKENDS="cpu cuda" CUDA_NODE_STEPS=50000 MODEL='{kind: lenet}' \
   bench/backend_bench.sh "$build" "${nodes[@]}"
+want bench || want resident && step 120 "LeNet, resident" env BACKENDS="cuda-resident" CUDA_NODE_STEPS=200000 \
+  MODEL='{kind: lenet}' bench/backend_bench.sh "$build" "${nodes[@]}"
 want bench && step 60 "ResNet-20 on the CPU" env BACKENDS=cpu NODE_STEPS=320 MODEL='{kind: resnet20}' \
   bench/backend_bench.sh "$build" 32
 want bench && step 120 "ResNet-20 on the GPU" env BACKENDS="cuda cuda-resident" CUDA_NODE_STEPS=4096 MODEL='{kind: resnet20}' \
   bench/backend_bench.sh "$build" 32 256
+want resident && step 60 "ResNet-20 on the GPU, resident" env BACKENDS="cuda-resident" \
+  CUDA_NODE_STEPS=4096 MODEL='{kind: resnet20}' bench/backend_bench.sh "$build" 256
 # Where the device time goes, kernel by kernel: one synchronous round under Nsight Compute
 # (its own clocks left alone), for the two convolutional models.
 ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2> /dev/null | head -1)

@@ -102,6 +102,36 @@ TEST_SUITE("cuda") {
     CHECK(bus < 0.5e6);
   }
 
+  TEST_CASE("CUDA: asynchronous cuda-resident runs match cpu-resident and repeat bit for bit") {
+    if (!have_device())
+      return;
+    // Asynchronous DSGDm (momentum, batches of whichever nodes start together) and
+    // asynchronous D-PSGD with network jitter (messages overtake each other, so the mixing
+    // plans name message ids out of order): half an epoch each.
+    for (const char* algorithm :
+         {"--set 'algorithm={name: dsgdm, lr: 0.05, momentum: 0.9, mode: async}'",
+          "--set 'algorithm={name: dsgd, lr: 0.05, mode: async}' "
+          "--set system.network.jitter_s=0.01"}) {
+      CAPTURE(algorithm);
+      const std::string extra = std::string("--set stop.epochs=0.5 ") + algorithm;
+      const TraceContents cpu =
+          run("cpu-resident", "async-cpu", "scenarios/quickstart.yaml", extra);
+      const TraceContents gpu =
+          run("cuda-resident", "async-cuda", "scenarios/quickstart.yaml", extra);
+      const TraceContents again =
+          run("cuda-resident", "async-cuda-again", "scenarios/quickstart.yaml", extra);
+      CHECK(gpu.number_attributes.at("resident_vectors") == 1);
+      CHECK(gpu.number_attributes.at("gradient_steps") ==
+            cpu.number_attributes.at("gradient_steps"));
+      CHECK(std::abs(gpu.metrics.at("test_accuracy").back() -
+                     cpu.metrics.at("test_accuracy").back()) <= 0.005);
+      for (const char* column : {"test_accuracy", "test_loss", "train_loss"}) {
+        CAPTURE(column);
+        CHECK(same_bits(gpu.metrics.at(column), again.metrics.at(column)));
+      }
+    }
+  }
+
   TEST_CASE("CUDA: without a device, backend cuda is refused before the run with exit 2") {
     const std::string why = cuda::unavailable_reason();
     if (why.empty()) {
