@@ -60,11 +60,22 @@ public:
     check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
     std::size_t usable = total_bytes / 4 * 3;
     if (resident_nodes > 0) {
-      // Made first: the chunks get what the resident vectors leave.
+      // Made first: the chunks get what the resident vectors leave. Unlike the chunks, they
+      // cannot be split: a run whose vectors do not fit is refused here, not at a failed
+      // allocation.
+      const std::size_t resident_bytes = static_cast<std::size_t>(resident_nodes) *
+                                         DeviceResidentStore::bytes_per_node(net_.num_params());
+      if (resident_bytes > usable)
+        throw std::runtime_error(
+            "backend cuda-resident keeps about " +
+            std::to_string(DeviceResidentStore::bytes_per_node(net_.num_params()) >> 20) +
+            " MiB per node on the device: " + std::to_string(resident_nodes) + " nodes need " +
+            std::to_string(resident_bytes >> 30) + " GiB, more than the " +
+            std::to_string(usable >> 30) + " GiB (three quarters of " + name_ +
+            "'s memory) it may use; backend cuda runs any number of nodes, in chunks");
       store_ = std::make_unique<DeviceResidentStore>(resident_nodes, net_.num_params(),
                                                      stream_.stream, bus_);
-      usable -= std::min(usable, static_cast<std::size_t>(resident_nodes) *
-                                     DeviceResidentStore::bytes_per_node(net_.num_params()));
+      usable -= resident_bytes;
     }
     const std::size_t fits =
         (usable - std::min(usable, train_features.size() * sizeof(float))) / bytes_per_node();
