@@ -14,7 +14,10 @@ namespace dtsim {
 struct ParamNode {
   enum class Kind { Null, Scalar, List, Map };
   Kind kind = Kind::Null;
-  std::string scalar;           // Scalar: the text as written
+  std::string scalar; // Scalar: the text as written
+  // Scalar: written in quotes (or tagged !!str): a string, never read as a number or a flag,
+  // as YAML itself reads it.
+  bool quoted = false;
   std::vector<ParamNode> items; // List
   // Map, in file order. A deque: appending a filled-in default must not move siblings
   // that a Params view points at.

@@ -178,6 +178,9 @@ bool Params::has(std::string_view key) const {
 double Params::parse_number(std::string_view key, const ParamNode& n, Range r) const {
   if (n.kind != ParamNode::Kind::Scalar)
     fail(key, "expected a number " + r.describe() + ", got " + describe_node(n));
+  if (n.quoted)
+    fail(key, "expected a number " + r.describe() + ", got the string \"" + n.scalar +
+                  "\" (a number is written without quotes)");
   const std::string& s = n.scalar;
   double x = 0;
   const char* first = s.data();
@@ -242,6 +245,9 @@ std::int64_t Params::integer(std::string_view key, Range r) const {
 bool Params::flag(std::string_view key, bool def) const {
   note(key, KeyType::flag, def ? "true" : "false");
   const ParamNode* n = lookup_or_default(key, def ? "true" : "false");
+  if (n->kind == ParamNode::Kind::Scalar && n->quoted)
+    fail(key, "expected true or false, got the string \"" + n->scalar +
+                  "\" (true and false are written without quotes)");
   if (n->kind == ParamNode::Kind::Scalar) {
     const std::string& s = n->scalar;
     if (s == "true" || s == "True" || s == "yes" || s == "on")

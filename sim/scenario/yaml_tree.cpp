@@ -43,6 +43,8 @@ struct Converter {
     case YAML::NodeType::Scalar:
       n.kind = ParamNode::Kind::Scalar;
       n.scalar = y.Scalar();
+      // yaml-cpp tags a plain scalar "?", a quoted or block one "!".
+      n.quoted = y.Tag() == "!" || y.Tag() == "tag:yaml.org,2002:str";
       break;
     case YAML::NodeType::Sequence:
       n.kind = ParamNode::Kind::List;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // YAML -> tree: lines, syntax errors, duplicates, alias bombs, --set, round trip.
 #include "sim/core/errors.hpp"
+#include "sim/core/params.hpp"
 #include "sim/scenario/yaml_tree.hpp"
 #include "support/config_error.hpp"
 
@@ -73,6 +74,31 @@ TEST_SUITE("scenario") {
     CHECK(testing::config_error_of([&] {
             apply_override(*t, "algorithm.name.x=1");
           }).find("not a map") != std::string::npos);
+  }
+
+  TEST_CASE("yaml_tree: a quoted value is a string, refused where a number or a flag is read") {
+    auto t = parse_yaml_text("lr: \"0.1\"\nsteps: '10'\nsizes: [1, \"2\"]\nper_node: \"true\"\n"
+                             "tagged: !!str 3\nname: \"7\"\nplain: 0.5\nflag: true\n",
+                             "s.yaml");
+    const Params p(t, "s.yaml");
+    const std::string lr = testing::config_error_of([&] { p.number("lr", 1.0); });
+    CHECK(lr.find("s.yaml:1: lr: expected a number") == 0);
+    CHECK(lr.find("got the string \"0.1\" (a number is written without quotes)") !=
+          std::string::npos);
+    CHECK(testing::config_error_of([&] {
+            p.integer("steps", 1, Range::positive());
+          }).find("s.yaml:2: steps:") == 0);
+    CHECK(testing::config_error_of([&] {
+            p.numbers("sizes", {}, Range::positive());
+          }).find("got the string \"2\"") != std::string::npos);
+    CHECK(testing::config_error_of([&] {
+            p.flag("per_node", false);
+          }).find("s.yaml:4: per_node: expected true or false, got the string \"true\"") == 0);
+    CHECK(testing::config_error_of([&] { p.number("tagged", 1.0); }).find("s.yaml:5:") == 0);
+    // As text, a quoted value is what it always was; plain values read as before.
+    CHECK(p.text("name", "") == "7");
+    CHECK(p.number("plain", 1.0) == 0.5);
+    CHECK(p.flag("flag", false));
   }
 
   TEST_CASE("yaml_tree: to_yaml round-trips") {
