@@ -127,6 +127,18 @@ TEST_SUITE("scenario") {
           "(no error)");
   }
 
+  TEST_CASE("plan_run: per_node_samples without per-node evaluations is refused") {
+    CHECK(error_of(kBase + "eval: {every_epochs: 0.5, per_node_samples: 50}\n") ==
+          "s.yaml:11: eval.per_node_samples: applies to per-node evaluations only: set "
+          "eval.per_node: true, or remove eval.per_node_samples");
+    CHECK(error_of(kBase + "eval: {every_epochs: 0.5, per_node: true, per_node_samples: 50}\n") ==
+          "(no error)");
+    // The default, as every resolved scenario writes it, still reads back.
+    CHECK(
+        error_of(kBase + "eval: {every_epochs: 0.5, per_node: false, per_node_samples: 1000}\n") ==
+        "(no error)");
+  }
+
   TEST_CASE("plan_run: a disconnected graph is refused") {
     const std::string e = error_of(kBase, {"nodes=20", "topology={kind: erdos_renyi, p: 0.01}"});
     CHECK(e.find("disconnected") != std::string::npos);
