@@ -45,9 +45,11 @@ public:
   // --- ResidentVectors: plans queued by the hooks (each node's own entry: no race) ---
   void set_local_update(const LocalUpdateRule& rule) override { rule_ = rule; }
   void mix_into_model(int node, std::uint32_t self_id, float self_w,
-                      std::span<const std::uint32_t> in_ids, std::span<const float> in_w) override {
+                      std::span<const std::uint32_t> in_ids, std::span<const float> in_w,
+                      float lr) override {
     Mix& m = mixes_[static_cast<std::size_t>(node)];
     m.queued = true;
+    m.lr = lr;
     m.self = self_id;
     m.self_w = self_w;
     m.ids.assign(in_ids.begin(), in_ids.end());
@@ -70,7 +72,7 @@ public:
     check(cudaMemcpyAsync(models_.data, models.data(), nodes_ * P_ * sizeof(float),
                           cudaMemcpyHostToDevice, stream_),
           "cudaMemcpyAsync (resident models)");
-    if (rule_.momentum != 0) {
+    if (rule_.momentum != 0 || rule_.quasi_global) {
       momenta_.resize(nodes_ * P_, "cudaMalloc (resident momenta)");
       check(cudaMemsetAsync(momenta_.data, 0, nodes_ * P_ * sizeof(float), stream_),
             "cudaMemsetAsync (resident momenta)");
@@ -106,6 +108,8 @@ public:
     mix_first_.reserve(count + 1);
     mix_in_.reserve(inputs);
     mix_in_w_.reserve(inputs);
+    if (rule_.quasi_global)
+      mix_lr_.reserve(count);
     std::size_t b = 0, c = 0;
     for (const GradientJob& job : jobs) {
       Mix& m = mixes_[static_cast<std::size_t>(job.node)];
@@ -115,6 +119,8 @@ public:
       mix_node_.host.data[b] = job.node;
       mix_self_.host.data[b] = message(m.self);
       mix_self_w_.host.data[b] = m.self_w;
+      if (rule_.quasi_global)
+        mix_lr_.host.data[b] = m.lr;
       mix_first_.host.data[b] = static_cast<int>(c);
       for (std::size_t k = 0; k < m.ids.size(); ++k, ++c) {
         mix_in_.host.data[c] = message(m.ids[k]);
@@ -129,12 +135,22 @@ public:
     mix_first_.upload(stream_, count + 1, bus_);
     mix_in_.upload(stream_, inputs, bus_);
     mix_in_w_.upload(stream_, inputs, bus_);
-    const MixBatch batch{mix_node_.device.data,  mix_self_.device.data, mix_self_w_.device.data,
-                         mix_first_.device.data, mix_in_.device.data,   mix_in_w_.device.data};
+    if (rule_.quasi_global)
+      mix_lr_.upload(stream_, count, bus_);
+    const MixBatch batch{mix_node_.device.data,
+                         mix_self_.device.data,
+                         mix_self_w_.device.data,
+                         mix_first_.device.data,
+                         mix_in_.device.data,
+                         mix_in_w_.device.data,
+                         rule_.quasi_global ? mix_lr_.device.data : nullptr,
+                         rule_.mu};
     float* models = models_.data;
+    float* mhat = momenta_.data; // read and written only with a quasi-global rule
     const std::size_t P = P_;
-    each_element(stream_, static_cast<int>(count), P,
-                 [=] __device__(int b, std::size_t e) { mix_element(batch, models, P, b, e); });
+    each_element(stream_, static_cast<int>(count), P, [=] __device__(int b, std::size_t e) {
+      mix_element(batch, models, mhat, P, b, e);
+    });
     check(cudaGetLastError(), "kernel launch (resident mixing)");
   }
 
@@ -214,7 +230,8 @@ public:
     step_out_.upload(stream_, count, bus_);
     step_lr_.upload(stream_, count, bus_);
     const StepBatch batch{step_node_.device.data, step_out_.device.data, step_lr_.device.data,
-                          rule_.momentum,         rule_.weight_decay,    rule_.nesterov};
+                          rule_.momentum,         rule_.weight_decay,    rule_.nesterov,
+                          rule_.quasi_global};
     const float* grads = grads_.data;
     const float* models = models_.data;
     float* momenta = momenta_.data; // null without momentum: never read then
@@ -237,6 +254,7 @@ private:
     float self_w = 1;
     std::vector<std::uint32_t> ids;
     std::vector<float> w;
+    float lr = 0; // a quasi-global rule's refresh
   };
   struct Step {
     bool queued = false;
@@ -265,7 +283,7 @@ private:
   LocalUpdateRule rule_;
   StagedPlan<int> mix_node_, mix_first_, chunk_node_, step_node_;
   StagedPlan<const float*> mix_self_, mix_in_;
-  StagedPlan<float> mix_self_w_, mix_in_w_, step_lr_;
+  StagedPlan<float> mix_self_w_, mix_in_w_, mix_lr_, step_lr_;
   StagedPlan<float*> step_out_;
 };
 

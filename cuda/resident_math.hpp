@@ -12,8 +12,10 @@
 namespace dtsim::cuda {
 
 // The mixings of a batch: entry b sets model node[b] (rows of P floats in `models`) to
-// self_w[b] * self[b] + sum over c in [first[b], first[b + 1]) of in_w[c] * in[c], summed
-// in c order (the order of the node's in-neighbours).
+// x_new = self_w[b] * self[b] + sum over c in [first[b], first[b + 1]) of in_w[c] * in[c],
+// summed in c order (the order of the node's in-neighbours). With `refresh_lr` (a
+// quasi-global rule), first the node's buffer (rows of `mhat`) takes
+// mu mhat + (1 - mu) (x - x_new) / refresh_lr[b], x the model before.
 struct MixBatch {
   const int* node = nullptr;
   const float* const* self = nullptr;
@@ -21,20 +23,25 @@ struct MixBatch {
   const int* first = nullptr; // count + 1 entries
   const float* const* in = nullptr;
   const float* in_w = nullptr;
+  const float* refresh_lr = nullptr; // null: no refresh
+  float mu = 0;
 };
 
-DTSIM_HD inline void mix_element(const MixBatch& m, float* models, std::size_t P, int b,
-                                 std::size_t e) {
+DTSIM_HD inline void mix_element(const MixBatch& m, float* models, float* mhat, std::size_t P,
+                                 int b, std::size_t e) {
   float v = m.self_w[b] * m.self[b][e];
   for (int c = m.first[b]; c < m.first[b + 1]; ++c)
     v += m.in_w[c] * m.in[c][e];
-  models[static_cast<std::size_t>(m.node[b]) * P + e] = v;
+  const std::size_t at = static_cast<std::size_t>(m.node[b]) * P + e;
+  if (m.refresh_lr)
+    mhat[at] = m.mu * mhat[at] + (1 - m.mu) * ((models[at] - v) / m.refresh_lr[b]);
+  models[at] = v;
 }
 
 // The local steps of a batch: entry b updates node[b]'s momentum from its gradient and
 // model (rows of P floats) and writes its message out[b] = x - lr[b] * u, with
 // u = g + weight_decay x, then with momentum m = momentum m + u and u = m (heavy ball) or
-// u + momentum m (Nesterov): LocalUpdate's rule.
+// u + momentum m (Nesterov): LocalUpdate's rule; with quasi_global, m is not stored.
 struct StepBatch {
   const int* node = nullptr;
   float* const* out = nullptr;
@@ -42,6 +49,7 @@ struct StepBatch {
   float momentum = 0;
   float weight_decay = 0;
   bool nesterov = false;
+  bool quasi_global = false; // the momentum is read, not written (QG-DSGDm)
 };
 
 DTSIM_HD inline void local_step_element(const StepBatch& s, const float* grads, const float* models,
@@ -51,7 +59,8 @@ DTSIM_HD inline void local_step_element(const StepBatch& s, const float* grads, 
   float u = g + s.weight_decay * x;
   if (s.momentum != 0) {
     const float m = s.momentum * momenta[at] + g + s.weight_decay * x;
-    momenta[at] = m;
+    if (!s.quasi_global)
+      momenta[at] = m;
     u = s.nesterov ? g + s.weight_decay * x + s.momentum * m : m;
   }
   s.out[b][e] = x - s.lr[b] * u;

@@ -16,19 +16,26 @@ public:
 
   // The local update every node applies (LocalUpdate's keys): u = g + wd x; with momentum
   // m = momentum m + u, then u = m, or u + momentum m (Nesterov).
+  // quasi_global (QG-DSGDm): m is the quasi-global buffer, read by the local step but not
+  // written (u = momentum m + g + wd x, or g + wd x + momentum u for Nesterov); each mixing
+  // refreshes it from the model's displacement, m = mu m + (1 - mu) (x - x_new) / lr, with
+  // x the model before the mixing, x_new after it, lr the mixing call's.
   struct LocalUpdateRule {
     float momentum = 0;
     float weight_decay = 0;
     bool nesterov = false;
+    bool quasi_global = false;
+    float mu = 0;
   };
   virtual void set_local_update(const LocalUpdateRule& rule) = 0;
 
   // Called from node's before_gradient hook (hooks of a batch run in parallel, one node
   // each), run before node's gradient: node's model = self_w * message[self_id] +
-  // sum_c in_w[c] * message[in_ids[c]], summed in that order.
+  // sum_c in_w[c] * message[in_ids[c]], summed in that order (and with a quasi-global rule
+  // the buffer refreshed, with lr).
   virtual void mix_into_model(int node, std::uint32_t self_id, float self_w,
-                              std::span<const std::uint32_t> in_ids,
-                              std::span<const float> in_w) = 0;
+                              std::span<const std::uint32_t> in_ids, std::span<const float> in_w,
+                              float lr) = 0;
   // Called from node's after_gradient hook, run after the batch's gradients: the local
   // update of node's model with its gradient, and message[out_id] = model - lr * u.
   virtual void local_step(int node, std::uint32_t out_id, float lr) = 0;

@@ -5,9 +5,11 @@
 #include "sim/core/errors.hpp"
 #include "sim/optimizers/gossip_protocol.hpp"
 #include "sim/optimizers/local_update.hpp"
+#include "sim/optimizers/quasi_global.hpp"
 #include "sim/optimizers/weighted_sum.hpp"
 
 #include <algorithm>
+#include <array>
 #include <tbb/parallel_for.h>
 
 namespace dtsim {
@@ -37,9 +39,10 @@ Vec& CpuResidentGradients::message(std::uint32_t id) {
 
 void CpuResidentGradients::mix_into_model(int node, std::uint32_t self_id, float self_w,
                                           std::span<const std::uint32_t> in_ids,
-                                          std::span<const float> in_w) {
+                                          std::span<const float> in_w, float lr) {
   Mix& m = mixes_[static_cast<std::size_t>(node)];
   m.queued = true;
+  m.lr = lr;
   m.self = self_id;
   m.self_w = self_w;
   m.ids.assign(in_ids.begin(), in_ids.end()); // capacity kept: no allocation after the first
@@ -57,7 +60,7 @@ void CpuResidentGradients::copy_model_to_message(int node, std::uint32_t id) {
 void CpuResidentGradients::push_models(std::span<const float> models) {
   DTSIM_ASSERT(models.size() == static_cast<std::size_t>(models_.size()), "push_models: size");
   std::copy(models.begin(), models.end(), models_.data());
-  if (rule_.momentum > 0 && momenta_.empty())
+  if ((rule_.momentum > 0 || rule_.quasi_global) && momenta_.empty())
     momenta_.assign(grads_.size(), Vec::Zero(static_cast<Eigen::Index>(dim_)));
 }
 
@@ -66,14 +69,27 @@ void CpuResidentGradients::pull_models(std::span<float> models) {
   std::copy(models_.data(), models_.data() + models_.size(), models.begin());
 }
 
-// GossipProtocol::mix's blocks, so that every element takes the same instructions.
+// GossipProtocol::mix's blocks, so that every element takes the same instructions; with a
+// quasi-global rule, QgDsgdm::combine's: each block mixed aside, then the buffer refreshed.
 void CpuResidentGradients::run_mix(int node) {
   Mix& m = mixes_[static_cast<std::size_t>(node)];
   m.queued = false;
-  weighted_sum_blocked(
-      m.self_w, messages_[m.self].data(), m.w,
-      [&](std::size_t c) -> const float* { return messages_[m.ids[c]].data(); }, dim_,
-      model(node).data(), GossipProtocol::kBlock);
+  const auto input = [&](std::size_t c) -> const float* { return messages_[m.ids[c]].data(); };
+  if (!rule_.quasi_global) {
+    weighted_sum_blocked(m.self_w, messages_[m.self].data(), m.w, input, dim_, model(node).data(),
+                         GossipProtocol::kBlock);
+    return;
+  }
+  float* x = model(node).data();
+  float* mhat = momenta_[static_cast<std::size_t>(node)].data();
+  std::array<float, GossipProtocol::kBlock> mixed;
+  for (std::size_t first = 0; first < dim_; first += GossipProtocol::kBlock) {
+    const std::size_t len = std::min(GossipProtocol::kBlock, dim_ - first);
+    weighted_sum(
+        m.self_w, messages_[m.self].data() + first, m.w,
+        [&](std::size_t c) { return input(c) + first; }, len, mixed.data());
+    quasi_global_refresh(rule_.mu, m.lr, x + first, mixed.data(), mhat + first, len);
+  }
 }
 
 void CpuResidentGradients::compute(std::span<GradientJob> jobs) {

@@ -30,7 +30,8 @@ public:
 
   void set_local_update(const LocalUpdateRule& rule) override { rule_ = rule; }
   void mix_into_model(int node, std::uint32_t self_id, float self_w,
-                      std::span<const std::uint32_t> in_ids, std::span<const float> in_w) override;
+                      std::span<const std::uint32_t> in_ids, std::span<const float> in_w,
+                      float lr) override;
   void local_step(int node, std::uint32_t out_id, float lr) override;
   void copy_model_to_message(int node, std::uint32_t id) override;
   void push_models(std::span<const float> models) override;
@@ -43,6 +44,7 @@ private:
     float self_w = 1;
     std::vector<std::uint32_t> ids;
     std::vector<float> w;
+    float lr = 0; // a quasi-global rule's refresh
   };
   struct Step { // queued by an after_gradient hook
     bool queued = false;

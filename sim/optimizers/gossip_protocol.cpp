@@ -154,7 +154,7 @@ void GossipProtocol::queue_mix(int node) {
     s.mix_ids[c] = s.mix.in[c].id();
   resident_->mix_into_model(node, s.mix.self.id(), s.mix.self_w,
                             std::span<const std::uint32_t>(s.mix_ids).first(count),
-                            std::span<const float>(s.mix.w).first(count));
+                            std::span<const float>(s.mix.w).first(count), mixed_lr(node));
 }
 
 void GossipProtocol::start(Context& ctx) {

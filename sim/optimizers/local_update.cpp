@@ -58,6 +58,13 @@ void LocalUpdate::step(const ResidentVectors::LocalUpdateRule& rule, std::span<c
       continue;
     }
     auto m = as_vec(m_all.subspan(first, len));
+    if (rule.quasi_global) { // m is read, not written (QG-DSGDm's buffer)
+      if (rule.nesterov)
+        o = xb - lr * ((g + weight_decay * xb) + beta * (beta * m + g + weight_decay * xb));
+      else
+        o = xb - lr * (beta * m + g + weight_decay * xb);
+      continue;
+    }
     m = beta * m + g + weight_decay * xb;
     if (rule.nesterov)
       o = xb - lr * (g + weight_decay * xb + beta * m);

@@ -40,7 +40,8 @@ public:
   double momentum() const { return beta_text_; }
   bool nesterov() const { return nesterov_; }
   ResidentVectors::LocalUpdateRule rule() const { return {beta_, weight_decay_, nesterov_}; }
-  // step()'s math on caller-owned vectors (m may be empty when rule.momentum is 0): the one
+  // step()'s math on caller-owned vectors (m may be empty when rule.momentum is 0; with
+  // rule.quasi_global it is only read): the one
   // definition that a resident backend on the host runs too, so that its results are the
   // same bits.
   static void step(const ResidentVectors::LocalUpdateRule& rule, std::span<const float> grad,

@@ -2,6 +2,9 @@
 // QG-DSGDm: local step from the quasi-global buffer; buffer refresh from the displacement.
 #include "sim/optimizers/qg_dsgdm.hpp"
 
+#include "sim/optimizers/local_update.hpp"
+#include "sim/optimizers/quasi_global.hpp"
+
 #include <algorithm>
 
 namespace dtsim {
@@ -36,24 +39,36 @@ std::size_t QgDsgdm::state_bytes() const {
   return GossipProtocol::state_bytes() + floats * sizeof(float);
 }
 
+ResidentVectors::LocalUpdateRule QgDsgdm::rule() const {
+  return {beta_, weight_decay_, nesterov_, /*quasi_global=*/true, mu_};
+}
+
+bool QgDsgdm::attach_resident(ResidentVectors& vectors) {
+  // A refresh every L > 1 steps keeps a second buffer (v), which the resident rule lacks.
+  if (refresh_period_ > 1)
+    return false;
+  vectors.set_local_update(rule());
+  set_resident(vectors);
+  return true;
+}
+
 void QgDsgdm::local_step(int node, std::span<const float> x, std::span<float> grad) {
-  const float lr = step_lr(node);
-  const Vec& mhat = mhat_[static_cast<std::size_t>(node)];
-  const std::span<float> out = outgoing(node, 0);
-  for (std::size_t first = 0; first < out.size(); first += kBlock) {
-    const auto len = static_cast<Eigen::Index>(std::min(kBlock, out.size() - first));
-    const auto xb = as_vec(x.subspan(first, static_cast<std::size_t>(len)));
-    const auto g = as_vec(grad.subspan(first, static_cast<std::size_t>(len)));
-    const auto mh = mhat.segment(static_cast<Eigen::Index>(first), len);
-    auto o = as_vec(out.subspan(first, static_cast<std::size_t>(len)));
-    if (nesterov_)
-      o = xb - lr * ((g + weight_decay_ * xb) + beta_ * (beta_ * mh + g + weight_decay_ * xb));
-    else
-      o = xb - lr * (beta_ * mh + g + weight_decay_ * xb);
+  if (resident()) {
+    resident()->local_step(node, outgoing_id(node), step_lr(node));
+    return;
   }
+  // LocalUpdate's step with the buffer read, not written: the code a resident backend on
+  // the host runs too.
+  Vec& mhat = mhat_[static_cast<std::size_t>(node)];
+  LocalUpdate::step(rule(), grad, x, step_lr(node),
+                    {mhat.data(), static_cast<std::size_t>(mhat.size())}, outgoing(node, 0));
 }
 
 void QgDsgdm::combine(int node, std::span<float> x) {
+  if (resident()) {
+    queue_mix(node);
+    return;
+  }
   const auto i = static_cast<std::size_t>(node);
   const float lr = mixed_lr(node);
   const std::span<const float> own = sent(node, 0);
@@ -62,14 +77,14 @@ void QgDsgdm::combine(int node, std::span<float> x) {
   for (std::size_t first = 0; first < x.size(); first += kBlock) {
     const std::size_t len = std::min(kBlock, x.size() - first);
     mix_range(node, 0, own, first, len, mixed);
+    if (refresh_period_ == 1) {
+      quasi_global_refresh(mu_, lr, x.data() + first, mixed, mhat.data() + first, len);
+      continue;
+    }
     const auto n = static_cast<Eigen::Index>(len);
     const ConstVecMap x_new(mixed, n);
     auto xb = as_vec(x.subspan(first, len));
-    auto mh = mhat.segment(static_cast<Eigen::Index>(first), n);
-    if (refresh_period_ == 1)
-      mh = mu_ * mh + (1 - mu_) * ((xb - x_new) / lr);
-    else
-      v_[i].segment(static_cast<Eigen::Index>(first), n) += (xb - x_new) / lr;
+    v_[i].segment(static_cast<Eigen::Index>(first), n) += (xb - x_new) / lr;
     xb = x_new;
   }
   // combine() of step t+1 closes step t: a refresh after every L-th step.

@@ -27,8 +27,11 @@ public:
   QgDsgdm(const Params& p, const AlgorithmSetup& setup, bool nesterov);
   std::string describe() const override;
   std::size_t state_bytes() const override;
+  // With refresh_period 1, a resident backend keeps mhat as the rule's momentum.
+  bool attach_resident(ResidentVectors& vectors) override;
 
 private:
+  ResidentVectors::LocalUpdateRule rule() const;
   void local_step(int node, std::span<const float> x, std::span<float> grad) override;
   void combine(int node, std::span<float> x) override;
 

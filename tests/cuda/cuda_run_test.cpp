@@ -102,16 +102,18 @@ TEST_SUITE("cuda") {
     CHECK(bus < 0.5e6);
   }
 
-  TEST_CASE("CUDA: asynchronous cuda-resident runs match cpu-resident and repeat bit for bit") {
+  TEST_CASE("CUDA: asynchronous and QG-DSGDm cuda-resident runs match cpu-resident and repeat") {
     if (!have_device())
       return;
-    // Asynchronous DSGDm (momentum, batches of whichever nodes start together) and
+    // Asynchronous DSGDm (momentum, batches of whichever nodes start together),
     // asynchronous D-PSGD with network jitter (messages overtake each other, so the mixing
-    // plans name message ids out of order): half an epoch each.
+    // plans name message ids out of order) and QG-DSGDm-N (the quasi-global buffer refreshed
+    // in the mixing kernel): half an epoch each.
     for (const char* algorithm :
          {"--set 'algorithm={name: dsgdm, lr: 0.05, momentum: 0.9, mode: async}'",
           "--set 'algorithm={name: dsgd, lr: 0.05, mode: async}' "
-          "--set system.network.jitter_s=0.01"}) {
+          "--set system.network.jitter_s=0.01",
+          "--set 'algorithm={name: qg-dsgdm-n, lr: 0.05}'"}) {
       CAPTURE(algorithm);
       const std::string extra = std::string("--set stop.epochs=0.5 ") + algorithm;
       const TraceContents cpu =

@@ -5,6 +5,7 @@
 #include "sim/core/rng.hpp"
 #include "sim/optimizers/gossip_protocol.hpp"
 #include "sim/optimizers/local_update.hpp"
+#include "sim/optimizers/quasi_global.hpp"
 #include "sim/optimizers/weighted_sum.hpp"
 
 #include <algorithm>
@@ -57,7 +58,7 @@ TEST_SUITE("cuda") {
                          first.data(), in.data(),   in_w.data()};
     for (int b = 0; b < 2; ++b)
       for (std::size_t e = 0; e < kP; ++e)
-        mix_element(batch, models.data(), kP, b, e);
+        mix_element(batch, models.data(), nullptr, kP, b, e);
     for (int b = 0; b < 2; ++b) {
       std::vector<float> expected(kP);
       const auto begin = static_cast<std::size_t>(first[static_cast<std::size_t>(b)]);
@@ -78,30 +79,64 @@ TEST_SUITE("cuda") {
                       [](float v) { return v == -9.0f; }));
   }
 
+  TEST_CASE("Resident math: a quasi-global mixing refreshes the buffer as QG-DSGDm does") {
+    Rng rng = Rng::stream(5, "test", Rng::kNoNode);
+    const std::vector<float> own = random_vector(rng, kP), a = random_vector(rng, kP),
+                             x_before = random_vector(rng, kP),
+                             mhat_before = random_vector(rng, kP);
+    const std::vector<int> node{1}, first{0, 1};
+    const std::vector<const float*> self{own.data()}, in{a.data()};
+    const std::vector<float> self_w{0.6f}, in_w{0.4f}, lr{0.05f};
+    // Node 1's rows; node 0's are poisoned to catch a wrong row.
+    std::vector<float> models(2 * kP, -9.0f), mhat(2 * kP, -9.0f);
+    std::copy(x_before.begin(), x_before.end(), models.begin() + kP);
+    std::copy(mhat_before.begin(), mhat_before.end(), mhat.begin() + kP);
+    const MixBatch batch{node.data(), self.data(), self_w.data(), first.data(),
+                         in.data(),   in_w.data(), lr.data(),     0.9f};
+    for (std::size_t e = 0; e < kP; ++e)
+      mix_element(batch, models.data(), mhat.data(), kP, 0, e);
+    std::vector<float> x_cpu = x_before, mhat_cpu = mhat_before, mixed(GossipProtocol::kBlock);
+    for (std::size_t f = 0; f < kP; f += GossipProtocol::kBlock) {
+      const std::size_t len = std::min(GossipProtocol::kBlock, kP - f);
+      weighted_sum(
+          self_w[0], own.data() + f, in_w, [&](std::size_t) { return a.data() + f; }, len,
+          mixed.data());
+      quasi_global_refresh(0.9f, lr[0], x_cpu.data() + f, mixed.data(), mhat_cpu.data() + f, len);
+    }
+    CHECK(relative_error({models.begin() + kP, models.end()}, x_cpu) < 1e-6);
+    // (x - x_new) / lr cancels digits: the buffer's error is relative to its own scale.
+    CHECK(relative_error({mhat.begin() + kP, mhat.end()}, mhat_cpu) < 1e-5);
+    CHECK(std::all_of(models.begin(), models.begin() + kP, [](float v) { return v == -9.0f; }));
+    CHECK(std::all_of(mhat.begin(), mhat.begin() + kP, [](float v) { return v == -9.0f; }));
+  }
+
   TEST_CASE("Resident math: the local-step kernel's elements equal LocalUpdate::step") {
     struct Rule {
       float momentum, weight_decay;
-      bool nesterov;
+      bool nesterov, quasi_global;
     };
-    for (const Rule& r : {Rule{0.0f, 0.0f, false}, Rule{0.9f, 0.0f, false}, Rule{0.9f, 1e-3f, true},
-                          Rule{0.0f, 1e-3f, false}}) {
+    for (const Rule& r : {Rule{0.0f, 0.0f, false, false}, Rule{0.9f, 0.0f, false, false},
+                          Rule{0.9f, 1e-3f, true, false}, Rule{0.0f, 1e-3f, false, false},
+                          Rule{0.9f, 1e-3f, false, true}, Rule{0.9f, 1e-3f, true, true}}) {
       CAPTURE(r.momentum);
       CAPTURE(r.nesterov);
+      CAPTURE(r.quasi_global);
       Rng rng = Rng::stream(4, "test", Rng::kNoNode);
       const int nodes = 2;
       std::vector<float> grads = random_vector(rng, nodes * kP);
       std::vector<float> models = random_vector(rng, nodes * kP);
       std::vector<float> momenta = random_vector(rng, nodes * kP);
+      const std::vector<float> momenta_before = momenta;
       std::vector<float> out(kP, -9.0f);
       const std::vector<int> node{1};
       float* out_ptr = out.data();
       const std::vector<float> lr{0.05f};
-      const StepBatch batch{node.data(), &out_ptr,       lr.data(),
-                            r.momentum,  r.weight_decay, r.nesterov};
+      const StepBatch batch{node.data(),    &out_ptr,   lr.data(),     r.momentum,
+                            r.weight_decay, r.nesterov, r.quasi_global};
       std::vector<float> m_cpu(momenta.begin() + kP, momenta.end()), out_cpu(kP);
       for (std::size_t e = 0; e < kP; ++e)
         local_step_element(batch, grads.data(), models.data(), momenta.data(), kP, 0, e);
-      LocalUpdate::step({r.momentum, r.weight_decay, r.nesterov},
+      LocalUpdate::step({r.momentum, r.weight_decay, r.nesterov, r.quasi_global, 0.0f},
                         std::span<const float>(grads).subspan(kP),
                         std::span<const float>(models).subspan(kP), 0.05f,
                         r.momentum > 0 ? std::span<float>(m_cpu) : std::span<float>(), out_cpu);
@@ -109,6 +144,8 @@ TEST_SUITE("cuda") {
       if (r.momentum > 0) {
         const std::vector<float> m_kernel(momenta.begin() + kP, momenta.end());
         CHECK(relative_error(m_kernel, m_cpu) < 1e-6);
+        if (r.quasi_global) // the buffer is only read
+          CHECK(m_kernel == std::vector<float>(momenta_before.begin() + kP, momenta_before.end()));
       }
     }
   }

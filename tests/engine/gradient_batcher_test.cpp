@@ -77,10 +77,10 @@ TEST_SUITE("engine") {
   }
 
   TEST_CASE("Resident vectors: cpu-resident runs write cpu-batched's traces") {
-    // Adapt-then-combine D-PSGD keeps its models, momenta and messages in the backend
-    // (synchronous with and without momentum, Nesterov, weight decay, a time-varying
-    // schedule; asynchronous, also with reordering jitter); the others cannot and run as
-    // cpu-batched. 1 and 2 threads.
+    // Adapt-then-combine D-PSGD and QG-DSGDm keep their models, momenta and messages in the
+    // backend (synchronous with and without momentum, Nesterov, weight decay, a time-varying
+    // schedule; asynchronous, also with reordering jitter); the others (and QG-DSGDm with a
+    // refresh period) cannot and run as cpu-batched. 1 and 2 threads.
     struct Case {
       const char* algorithm;
       std::vector<std::string> sets;
@@ -93,6 +93,11 @@ TEST_SUITE("engine") {
         {"{name: dsgd, lr: 0.1, momentum: 0.9}", {"topology.kind=one_peer_exponential"}, true},
         {"{name: dsgdm, lr: 0.1, mode: async}", {}, true},
         {"{name: dsgd, lr: 0.1, mode: async}", {"system.network.jitter_s=0.01"}, true},
+        // QG-DSGDm: the quasi-global buffer refreshed in the mixing, read in the step.
+        {"{name: qg-dsgdm, lr: 0.1, weight_decay: 0.001}", {}, true},
+        {"{name: qg-dsgdm-n, lr: 0.1, mu: 0.5}", {"topology.kind=one_peer_exponential"}, true},
+        {"{name: qg-dsgdm, lr: 0.1, mode: async}", {"system.network.jitter_s=0.01"}, true},
+        {"{name: qg-dsgdm, lr: 0.1, refresh_period: 2}", {}, false},
         {"{name: dsgd, lr: 0.1, order: combine_then_adapt}", {}, false},
         {"{name: choco-sgd, lr: 0.1, compressor: {kind: topk, ratio: 0.25}}", {}, false}};
     for (const Case& c : cases) {

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: MIT
+// QG-DSGDm's refresh of its quasi-global buffer after a mixing, one block: written once so
+// that the algorithm and a resident backend on the host run the same instructions (same
+// bits).
+#pragma once
+
+#include "sim/core/flat_vector.hpp"
+
+#include <cstddef>
+
+namespace dtsim {
+
+// With x the model before the mixing and x_new after it (len floats each):
+// mhat = mu mhat + (1 - mu) (x - x_new) / lr, then x = x_new.
+inline void quasi_global_refresh(float mu, float lr, float* x, const float* x_new, float* mhat,
+                                 std::size_t len) {
+  const auto n = static_cast<Eigen::Index>(len);
+  VecMap xb(x, n), mh(mhat, n);
+  const ConstVecMap mixed(x_new, n);
+  mh = mu * mh + (1 - mu) * ((xb - mixed) / lr);
+  xb = mixed;
+}
+
+} // namespace dtsim
