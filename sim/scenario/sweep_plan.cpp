@@ -25,12 +25,28 @@ void mark_used(ParamNode& n) {
     mark_used(item);
 }
 
+// A quoted scalar stays quoted (a string, whatever it looks like; its commas and colons
+// not read as flow syntax).
+std::string double_quoted(const std::string& text) {
+  std::string s = "\"";
+  for (char c : text) {
+    if (c == '\n') {
+      s += "\\n";
+      continue;
+    }
+    if (c == '"' || c == '\\')
+      s += '\\';
+    s += c;
+  }
+  return s + '"';
+}
+
 std::string compact(const ParamNode& n) {
   switch (n.kind) {
   case ParamNode::Kind::Null:
     return "~";
   case ParamNode::Kind::Scalar:
-    return n.scalar;
+    return n.quoted ? double_quoted(n.scalar) : n.scalar;
   case ParamNode::Kind::List: {
     std::string s = "[";
     for (std::size_t i = 0; i < n.items.size(); ++i)

@@ -97,6 +97,20 @@ grid: {seed: [1, 2]}
                          doctest::Contains("set: expected a map of dotted keys"), ConfigError);
   }
 
+  TEST_CASE("plan_sweep: a quoted value stays a quoted string in the point's override") {
+    const SweepPlan p = plan_sweep(write_sweep(R"(
+base: base.yaml
+grid:
+  algorithm.lr: ["0.1"]
+  label: ["a, b: \"c\""]
+)"));
+    REQUIRE(p.points.size() == 1);
+    // Read back, the first is still the string "0.1" (refused where a number is read) and
+    // the second one string, not a flow list or map.
+    CHECK(p.points[0].overrides[0] == "algorithm.lr=\"0.1\"");
+    CHECK(p.points[0].overrides[1] == "label=\"a, b: \\\"c\\\"\"");
+  }
+
   TEST_CASE("plan_sweep: points: {from: ...} takes another sweep file's points") {
     const std::string first = write_sweep(R"(
 base: base.yaml
