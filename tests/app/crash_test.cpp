@@ -217,7 +217,8 @@ TEST_SUITE("crash") {
     REQUIRE(fields.size() == 7); // point,status,final_test_accuracy,wall_s,trace,tuned,overrides
     CHECK(fields[1] == "completed");
     CHECK(fields[4] == traces[0]);
-    CHECK(fields[6].find("label=D-PSGD \"async\", m=0") != std::string::npos);
+    // (The label, quoted in the sweep file, stays a quoted YAML string in the override.)
+    CHECK(fields[6].find("label=\"D-PSGD \\\"async\\\", m=0\"") != std::string::npos);
   }
 
   TEST_CASE("a full output disk: exit 1, one line, and the .partial of the last checkpoint") {
