@@ -8,6 +8,7 @@
 #include "cuda/device_memory.cuh"
 #include "cuda/device_resident_store.cuh"
 #include "cuda/job_groups.hpp"
+#include "cuda/resident_fit.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -63,19 +64,14 @@ public:
       // Made first: the chunks get what the resident vectors leave. Unlike the chunks, they
       // cannot be split: a run whose vectors do not fit is refused here, not at a failed
       // allocation.
-      const std::size_t resident_bytes = static_cast<std::size_t>(resident_nodes) *
-                                         DeviceResidentStore::bytes_per_node(net_.num_params());
-      if (resident_bytes > usable)
-        throw std::runtime_error(
-            "backend cuda-resident keeps about " +
-            std::to_string(DeviceResidentStore::bytes_per_node(net_.num_params()) >> 20) +
-            " MiB per node on the device: " + std::to_string(resident_nodes) + " nodes need " +
-            std::to_string(resident_bytes >> 30) + " GiB, more than the " +
-            std::to_string(usable >> 30) + " GiB (three quarters of " + name_ +
-            "'s memory) it may use; backend cuda runs any number of nodes, in chunks");
+      if (const std::string why =
+              resident_fit_error(resident_nodes, net_.num_params(), usable, name_);
+          !why.empty())
+        throw std::runtime_error(why);
       store_ = std::make_unique<DeviceResidentStore>(resident_nodes, net_.num_params(),
                                                      stream_.stream, bus_);
-      usable -= resident_bytes;
+      usable -=
+          static_cast<std::size_t>(resident_nodes) * resident_bytes_per_node(net_.num_params());
     }
     const std::size_t fits =
         (usable - std::min(usable, train_features.size() * sizeof(float))) / bytes_per_node();

@@ -242,11 +242,6 @@ public:
     check(cudaGetLastError(), "kernel launch (resident local steps)");
   }
 
-  // Device bytes per node this store holds (models, gradients, momenta, about two messages).
-  static std::size_t bytes_per_node(std::size_t num_params) {
-    return 5 * num_params * sizeof(float);
-  }
-
 private:
   struct Mix {
     bool queued = false;

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+// Whether the resident backend's vectors fit the device (backend cuda-resident): host code,
+// tested without a GPU.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace dtsim::cuda {
+
+// Device bytes per node the resident store holds: model, gradient and momentum rows and
+// about two messages, P floats each.
+inline std::size_t resident_bytes_per_node(std::size_t num_params) {
+  return 5 * num_params * sizeof(float);
+}
+
+// Empty when `nodes` nodes' resident vectors fit in `usable` bytes; otherwise the one-line
+// reason. Unlike the chunks of a device batch, the resident vectors cannot be split.
+inline std::string resident_fit_error(int nodes, std::size_t num_params, std::size_t usable,
+                                      const std::string& device) {
+  const std::size_t per_node = resident_bytes_per_node(num_params);
+  const std::size_t needed = static_cast<std::size_t>(nodes) * per_node;
+  if (needed <= usable)
+    return {};
+  const auto mib = [](std::size_t bytes) { return std::to_string((bytes + (1 << 19)) >> 20); };
+  const auto gib = [](std::size_t bytes) {
+    return std::to_string((bytes + (std::size_t{1} << 29)) >> 30);
+  };
+  return "backend cuda-resident keeps about " + mib(per_node) +
+         " MiB per node on the device: " + std::to_string(nodes) + " nodes need " + gib(needed) +
+         " GiB, more than the " + gib(usable) + " GiB (three quarters of " + device +
+         "'s memory) it may use; backend cuda runs any number of nodes, in chunks";
+}
+
+} // namespace dtsim::cuda
