@@ -108,7 +108,8 @@ public:
     mix_first_.reserve(count + 1);
     mix_in_.reserve(inputs);
     mix_in_w_.reserve(inputs);
-    if (rule_.quasi_global)
+    const bool with_lr = rule_.quasi_global || rule_.combine_then_adapt;
+    if (with_lr)
       mix_lr_.reserve(count);
     std::size_t b = 0, c = 0;
     for (const GradientJob& job : jobs) {
@@ -117,9 +118,11 @@ public:
         continue;
       m.queued = false;
       mix_node_.host.data[b] = job.node;
-      mix_self_.host.data[b] = message(m.self);
+      mix_self_.host.data[b] = m.self == kOwnModel
+                                   ? models_.data + static_cast<std::size_t>(job.node) * P_
+                                   : message(m.self);
       mix_self_w_.host.data[b] = m.self_w;
-      if (rule_.quasi_global)
+      if (with_lr)
         mix_lr_.host.data[b] = m.lr;
       mix_first_.host.data[b] = static_cast<int>(c);
       for (std::size_t k = 0; k < m.ids.size(); ++k, ++c) {
@@ -135,7 +138,7 @@ public:
     mix_first_.upload(stream_, count + 1, bus_);
     mix_in_.upload(stream_, inputs, bus_);
     mix_in_w_.upload(stream_, inputs, bus_);
-    if (rule_.quasi_global)
+    if (with_lr)
       mix_lr_.upload(stream_, count, bus_);
     const MixBatch batch{mix_node_.device.data,
                          mix_self_.device.data,
@@ -144,7 +147,9 @@ public:
                          mix_in_.device.data,
                          mix_in_w_.device.data,
                          rule_.quasi_global ? mix_lr_.device.data : nullptr,
-                         rule_.mu};
+                         rule_.mu,
+                         rule_.combine_then_adapt ? mix_lr_.device.data : nullptr,
+                         grads_.data};
     float* models = models_.data;
     float* mhat = momenta_.data; // read and written only with a quasi-global rule
     const std::size_t P = P_;
@@ -229,10 +234,10 @@ public:
     step_node_.upload(stream_, count, bus_);
     step_out_.upload(stream_, count, bus_);
     step_lr_.upload(stream_, count, bus_);
-    const StepBatch batch{step_node_.device.data, step_out_.device.data, step_lr_.device.data,
-                          rule_.momentum,         rule_.weight_decay,    rule_.nesterov,
-                          rule_.quasi_global};
-    const float* grads = grads_.data;
+    const StepBatch batch{step_node_.device.data, step_out_.device.data,   step_lr_.device.data,
+                          rule_.momentum,         rule_.weight_decay,      rule_.nesterov,
+                          rule_.quasi_global,     rule_.combine_then_adapt};
+    float* grads = grads_.data; // combine-then-adapt keeps u there
     const float* models = models_.data;
     float* momenta = momenta_.data; // null without momentum: never read then
     const std::size_t P = P_;

@@ -15,7 +15,9 @@ namespace dtsim::cuda {
 // x_new = self_w[b] * self[b] + sum over c in [first[b], first[b + 1]) of in_w[c] * in[c],
 // summed in c order (the order of the node's in-neighbours). With `refresh_lr` (a
 // quasi-global rule), first the node's buffer (rows of `mhat`) takes
-// mu mhat + (1 - mu) (x - x_new) / refresh_lr[b], x the model before.
+// mu mhat + (1 - mu) (x - x_new) / refresh_lr[b], x the model before. With `subtract_lr`
+// (combine-then-adapt, self[b] being the model itself), x_new - subtract_lr[b] * u is
+// written instead, u the node's row of `u_rows` (its kept direction).
 struct MixBatch {
   const int* node = nullptr;
   const float* const* self = nullptr;
@@ -25,6 +27,8 @@ struct MixBatch {
   const float* in_w = nullptr;
   const float* refresh_lr = nullptr; // null: no refresh
   float mu = 0;
+  const float* subtract_lr = nullptr; // null: nothing subtracted
+  const float* u_rows = nullptr;
 };
 
 DTSIM_HD inline void mix_element(const MixBatch& m, float* models, float* mhat, std::size_t P,
@@ -35,13 +39,16 @@ DTSIM_HD inline void mix_element(const MixBatch& m, float* models, float* mhat, 
   const std::size_t at = static_cast<std::size_t>(m.node[b]) * P + e;
   if (m.refresh_lr)
     mhat[at] = m.mu * mhat[at] + (1 - m.mu) * ((models[at] - v) / m.refresh_lr[b]);
+  if (m.subtract_lr)
+    v = v - m.subtract_lr[b] * m.u_rows[at];
   models[at] = v;
 }
 
 // The local steps of a batch: entry b updates node[b]'s momentum from its gradient and
 // model (rows of P floats) and writes its message out[b] = x - lr[b] * u, with
 // u = g + weight_decay x, then with momentum m = momentum m + u and u = m (heavy ball) or
-// u + momentum m (Nesterov): LocalUpdate's rule; with quasi_global, m is not stored.
+// u + momentum m (Nesterov): LocalUpdate's rule; with quasi_global, m is not stored; with
+// combine_then_adapt, u replaces the gradient (LocalUpdate::direction) and out[b] = x.
 struct StepBatch {
   const int* node = nullptr;
   float* const* out = nullptr;
@@ -49,13 +56,25 @@ struct StepBatch {
   float momentum = 0;
   float weight_decay = 0;
   bool nesterov = false;
-  bool quasi_global = false; // the momentum is read, not written (QG-DSGDm)
+  bool quasi_global = false;       // the momentum is read, not written (QG-DSGDm)
+  bool combine_then_adapt = false; // u into the gradient's row, out[b] = x
 };
 
-DTSIM_HD inline void local_step_element(const StepBatch& s, const float* grads, const float* models,
+DTSIM_HD inline void local_step_element(const StepBatch& s, float* grads, const float* models,
                                         float* momenta, std::size_t P, int b, std::size_t e) {
   const std::size_t at = static_cast<std::size_t>(s.node[b]) * P + e;
   const float g = grads[at], x = models[at];
+  if (s.combine_then_adapt) {
+    float u = s.weight_decay > 0 ? g + s.weight_decay * x : g;
+    if (s.momentum != 0) {
+      const float m = s.momentum * momenta[at] + u;
+      momenta[at] = m;
+      u = s.nesterov ? u + s.momentum * m : m;
+    }
+    grads[at] = u;
+    s.out[b][e] = x;
+    return;
+  }
   float u = g + s.weight_decay * x;
   if (s.momentum != 0) {
     const float m = s.momentum * momenta[at] + g + s.weight_decay * x;

@@ -20,24 +20,31 @@ public:
   // written (u = momentum m + g + wd x, or g + wd x + momentum u for Nesterov); each mixing
   // refreshes it from the model's displacement, m = mu m + (1 - mu) (x - x_new) / lr, with
   // x the model before the mixing, x_new after it, lr the mixing call's.
+  // combine_then_adapt (D-PSGD's other order): the local step keeps u (computed with the
+  // momentum as above) and sends the model itself; the mixing then takes the node's own
+  // model as self (self_id kOwnModel) and subtracts lr u, lr the mixing call's.
   struct LocalUpdateRule {
     float momentum = 0;
     float weight_decay = 0;
     bool nesterov = false;
     bool quasi_global = false;
     float mu = 0;
+    bool combine_then_adapt = false;
   };
+  // mix_into_model's self_id for "the node's own model" (combine-then-adapt).
+  static constexpr std::uint32_t kOwnModel = 0xFFFFFFFFu;
   virtual void set_local_update(const LocalUpdateRule& rule) = 0;
 
   // Called from node's before_gradient hook (hooks of a batch run in parallel, one node
   // each), run before node's gradient: node's model = self_w * message[self_id] +
   // sum_c in_w[c] * message[in_ids[c]], summed in that order (and with a quasi-global rule
-  // the buffer refreshed, with lr).
+  // the buffer refreshed, with a combine-then-adapt one lr u subtracted, with lr).
   virtual void mix_into_model(int node, std::uint32_t self_id, float self_w,
                               std::span<const std::uint32_t> in_ids, std::span<const float> in_w,
                               float lr) = 0;
   // Called from node's after_gradient hook, run after the batch's gradients: the local
-  // update of node's model with its gradient, and message[out_id] = model - lr * u.
+  // update of node's model with its gradient, and message[out_id] = model - lr * u (with a
+  // combine-then-adapt rule: u kept, message[out_id] = model).
   virtual void local_step(int node, std::uint32_t out_id, float lr) = 0;
 
   // At the start, before any step (the engine thread): message[id] = node's model (an

@@ -75,6 +75,13 @@ void CpuResidentGradients::run_mix(int node) {
   Mix& m = mixes_[static_cast<std::size_t>(node)];
   m.queued = false;
   const auto input = [&](std::size_t c) -> const float* { return messages_[m.ids[c]].data(); };
+  if (rule_.combine_then_adapt) { // Dsgd::combine's mix(node, 0, x, x); x -= lr u
+    DTSIM_ASSERT(m.self == kOwnModel, "combine-then-adapt mixes the node's own model");
+    float* x = model(node).data();
+    weighted_sum_blocked(m.self_w, x, m.w, input, dim_, x, GossipProtocol::kBlock);
+    as_vec(model(node)) -= m.lr * grads_[static_cast<std::size_t>(node)];
+    return;
+  }
   if (!rule_.quasi_global) {
     weighted_sum_blocked(m.self_w, messages_[m.self].data(), m.w, input, dim_, model(node).data(),
                          GossipProtocol::kBlock);
@@ -138,6 +145,11 @@ void CpuResidentGradients::finish(std::span<GradientJob> jobs) {
               momenta_.empty()
                   ? std::span<float>()
                   : std::span<float>(momenta_[static_cast<std::size_t>(node)].data(), dim_);
+          if (rule_.combine_then_adapt) { // u kept in the gradient's place for the mixing
+            LocalUpdate::direction(rule_, {g.data(), dim_}, model(node), m, {g.data(), dim_});
+            out = as_vec(model(node));
+            continue;
+          }
           LocalUpdate::step(rule_, {g.data(), dim_}, model(node), s.lr, m, {out.data(), dim_});
         }
       });

@@ -57,15 +57,15 @@ std::size_t Dsgd::state_bytes() const {
 }
 
 bool Dsgd::attach_resident(ResidentVectors& vectors) {
-  if (!adapt_then_combine_)
-    return false;
-  vectors.set_local_update(update_.rule());
+  ResidentVectors::LocalUpdateRule rule = update_.rule();
+  rule.combine_then_adapt = !adapt_then_combine_;
+  vectors.set_local_update(rule);
   set_resident(vectors);
   return true;
 }
 
 void Dsgd::local_step(int node, std::span<const float> x, std::span<float> grad) {
-  if (adapt_then_combine_ && resident()) {
+  if (resident()) { // combine-then-adapt: the backend keeps u and sends x
     resident()->local_step(node, outgoing_id(node), step_lr(node));
     return;
   }
@@ -79,8 +79,8 @@ void Dsgd::local_step(int node, std::span<const float> x, std::span<float> grad)
 }
 
 void Dsgd::combine(int node, std::span<float> x) {
-  if (adapt_then_combine_ && resident()) {
-    queue_mix(node);
+  if (resident()) { // combine-then-adapt: mix(node, 0, x, x), then x -= lr u
+    queue_mix(node, !adapt_then_combine_);
     return;
   }
   if (adapt_then_combine_) {

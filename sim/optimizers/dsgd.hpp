@@ -32,7 +32,7 @@ public:
   Dsgd(const Params& p, const AlgorithmSetup& setup, const Preset& preset);
   std::string describe() const override;
   std::size_t state_bytes() const override;
-  // Adapt-then-combine (sync or async): the mixing and the local step on a resident backend.
+  // Either order (sync or async): the mixing and the local step on a resident backend.
   bool attach_resident(ResidentVectors& vectors) override;
 
 private:

@@ -144,16 +144,17 @@ void GossipProtocol::rebuild_model(int node, std::span<float> x) const {
   weighted_mix(kept, 0, kept.self.view().data(), x.data());
 }
 
-void GossipProtocol::queue_mix(int node) {
+void GossipProtocol::queue_mix(int node, bool self_is_model) {
   Node& s = nodes_[index(node)];
-  DTSIM_ASSERT(resident_ && s.mix.self, "queue_mix() needs a resident backend and keep_sent");
+  DTSIM_ASSERT(resident_ && (self_is_model || s.mix.self),
+               "queue_mix() needs a resident backend and keep_sent");
   // Ids are unique within one pool: messages of several vectors (pool_) would collide.
   DTSIM_ASSERT(!pool_, "resident mixing of multi-vector messages");
   const auto count = static_cast<std::size_t>(s.mix.count);
   for (std::size_t c = 0; c < count; ++c)
     s.mix_ids[c] = s.mix.in[c].id();
-  resident_->mix_into_model(node, s.mix.self.id(), s.mix.self_w,
-                            std::span<const std::uint32_t>(s.mix_ids).first(count),
+  resident_->mix_into_model(node, self_is_model ? ResidentVectors::kOwnModel : s.mix.self.id(),
+                            s.mix.self_w, std::span<const std::uint32_t>(s.mix_ids).first(count),
                             std::span<const float>(s.mix.w).first(count), mixed_lr(node));
 }
 

@@ -111,8 +111,9 @@ protected:
   // From attach_resident: the hooks then queue their math there instead of doing it.
   void set_resident(ResidentVectors& vectors) { resident_ = &vectors; }
   ResidentVectors* resident() const { return resident_; }
-  // mix(node, 0, sent(node, 0), x) as the resident backend's mix_into_model.
-  void queue_mix(int node);
+  // mix(node, 0, sent(node, 0), x), or with self_is_model mix(node, 0, x, x), as the
+  // resident backend's mix_into_model.
+  void queue_mix(int node, bool self_is_model = false);
   // The id of the message the node fills in the step in progress (outgoing(node, 0)).
   std::uint32_t outgoing_id(int node) const { return nodes_[index(node)].out.id(); }
   // 0-based index of the step whose local_step runs (in combine: the step about to start).

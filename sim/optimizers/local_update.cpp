@@ -18,16 +18,25 @@ LocalUpdate::LocalUpdate(const Params& p, int nodes, std::size_t dim, const Opti
 
 void LocalUpdate::direction(int node, std::span<const float> grad, std::span<const float> x,
                             std::span<float> out) {
+  direction(rule(), grad, x,
+            beta_ > 0 ? std::span<float>(m_[static_cast<std::size_t>(node)].data(), out.size())
+                      : std::span<float>(),
+            out);
+}
+
+void LocalUpdate::direction(const ResidentVectors::LocalUpdateRule& rule,
+                            std::span<const float> grad, std::span<const float> x,
+                            std::span<float> m_all, std::span<float> out) {
   VecMap u = as_vec(out);
-  if (weight_decay_ > 0)
-    u = as_vec(grad) + weight_decay_ * as_vec(x);
+  if (rule.weight_decay > 0)
+    u = as_vec(grad) + rule.weight_decay * as_vec(x);
   else if (out.data() != grad.data())
     u = as_vec(grad);
-  if (beta_ > 0) {
-    Vec& m = m_[static_cast<std::size_t>(node)];
-    m = beta_ * m + u;
-    if (nesterov_)
-      u += beta_ * m;
+  if (rule.momentum > 0) {
+    VecMap m = as_vec(m_all);
+    m = rule.momentum * m + u;
+    if (rule.nesterov)
+      u += rule.momentum * m;
     else
       u = m;
   }

@@ -32,6 +32,10 @@ public:
   // at the gradient. Updates the node's momentum.
   void direction(int node, std::span<const float> grad, std::span<const float> x,
                  std::span<float> out);
+  // direction()'s math on caller-owned vectors (m empty when rule.momentum is 0), which a
+  // resident backend on the host runs too (same bits).
+  static void direction(const ResidentVectors::LocalUpdateRule& rule, std::span<const float> grad,
+                        std::span<const float> x, std::span<float> m, std::span<float> out);
   // out = x - lr*u in one pass over memory (blocks stay in L1), updating the momentum: the
   // local step of adapt-then-combine methods.
   void step(int node, std::span<const float> grad, std::span<const float> x, float lr,

@@ -110,6 +110,52 @@ TEST_SUITE("cuda") {
     CHECK(std::all_of(mhat.begin(), mhat.begin() + kP, [](float v) { return v == -9.0f; }));
   }
 
+  TEST_CASE("Resident math: combine-then-adapt keeps u and mixes the model itself") {
+    for (const ResidentVectors::LocalUpdateRule rule :
+         {ResidentVectors::LocalUpdateRule{0.0f, 0.0f, false, false, 0.0f, true},
+          ResidentVectors::LocalUpdateRule{0.9f, 1e-3f, true, false, 0.0f, true},
+          ResidentVectors::LocalUpdateRule{0.9f, 0.0f, false, false, 0.0f, true}}) {
+      CAPTURE(rule.momentum);
+      CAPTURE(rule.nesterov);
+      Rng rng = Rng::stream(6, "test", Rng::kNoNode);
+      // Node 1 of 2: the local step keeps u in the gradient's row and sends x ...
+      std::vector<float> grads = random_vector(rng, 2 * kP), models = random_vector(rng, 2 * kP),
+                         momenta = random_vector(rng, 2 * kP), out(kP, -9.0f);
+      std::vector<float> u_cpu(grads.begin() + kP, grads.end()),
+          m_cpu(momenta.begin() + kP, momenta.end());
+      const std::vector<float> x(models.begin() + kP, models.end());
+      const std::vector<int> node{1};
+      float* out_ptr = out.data();
+      const std::vector<float> lr{0.05f};
+      const StepBatch step{node.data(),       &out_ptr,      lr.data(),         rule.momentum,
+                           rule.weight_decay, rule.nesterov, rule.quasi_global, true};
+      for (std::size_t e = 0; e < kP; ++e)
+        local_step_element(step, grads.data(), models.data(), momenta.data(), kP, 0, e);
+      LocalUpdate::direction(
+          rule, u_cpu, x, rule.momentum > 0 ? std::span<float>(m_cpu) : std::span<float>(), u_cpu);
+      CHECK(relative_error({grads.begin() + kP, grads.end()}, u_cpu) < 1e-6);
+      CHECK(out == x);
+      if (rule.momentum > 0)
+        CHECK(relative_error({momenta.begin() + kP, momenta.end()}, m_cpu) < 1e-6);
+      // ... and the mixing takes the model itself as self, then subtracts lr u.
+      const std::vector<float> a = random_vector(rng, kP);
+      const std::vector<const float*> self{models.data() + kP}, in{a.data()};
+      const std::vector<int> first{0, 1};
+      const std::vector<float> self_w{0.7f}, in_w{0.3f};
+      const MixBatch mix{node.data(), self.data(), self_w.data(), first.data(), in.data(),
+                         in_w.data(), nullptr,     0.0f,          lr.data(),    grads.data()};
+      for (std::size_t e = 0; e < kP; ++e)
+        mix_element(mix, models.data(), nullptr, kP, 0, e);
+      std::vector<float> x_cpu = x;
+      weighted_sum_blocked(
+          self_w[0], x_cpu.data(), in_w, [&](std::size_t) { return a.data(); }, kP, x_cpu.data(),
+          GossipProtocol::kBlock);
+      for (std::size_t e = 0; e < kP; ++e)
+        x_cpu[e] -= lr[0] * u_cpu[e];
+      CHECK(relative_error({models.begin() + kP, models.end()}, x_cpu) < 1e-6);
+    }
+  }
+
   TEST_CASE("Resident math: the local-step kernel's elements equal LocalUpdate::step") {
     struct Rule {
       float momentum, weight_decay;

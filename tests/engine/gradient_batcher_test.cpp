@@ -77,7 +77,7 @@ TEST_SUITE("engine") {
   }
 
   TEST_CASE("Resident vectors: cpu-resident runs write cpu-batched's traces") {
-    // Adapt-then-combine D-PSGD and QG-DSGDm keep their models, momenta and messages in the
+    // D-PSGD in either order and QG-DSGDm keep their models, momenta and messages in the
     // backend (synchronous with and without momentum, Nesterov, weight decay, a time-varying
     // schedule; asynchronous, also with reordering jitter); the others (and QG-DSGDm with a
     // refresh period) cannot and run as cpu-batched. 1 and 2 threads.
@@ -98,7 +98,12 @@ TEST_SUITE("engine") {
         {"{name: qg-dsgdm-n, lr: 0.1, mu: 0.5}", {"topology.kind=one_peer_exponential"}, true},
         {"{name: qg-dsgdm, lr: 0.1, mode: async}", {"system.network.jitter_s=0.01"}, true},
         {"{name: qg-dsgdm, lr: 0.1, refresh_period: 2}", {}, false},
-        {"{name: dsgd, lr: 0.1, order: combine_then_adapt}", {}, false},
+        // Combine-then-adapt: u kept in the backend, the node's own model mixed.
+        {"{name: dsgd, lr: 0.1, order: combine_then_adapt}", {}, true},
+        {"{name: dsgdm-n, lr: 0.1, weight_decay: 0.001, order: combine_then_adapt}", {}, true},
+        {"{name: dsgdm, lr: 0.1, mode: async, order: combine_then_adapt}",
+         {"system.network.jitter_s=0.01"},
+         true},
         {"{name: choco-sgd, lr: 0.1, compressor: {kind: topk, ratio: 0.25}}", {}, false}};
     for (const Case& c : cases) {
       CAPTURE(c.algorithm);
