@@ -65,7 +65,7 @@ bool Dsgd::attach_resident(ResidentVectors& vectors) {
 }
 
 void Dsgd::local_step(int node, std::span<const float> x, std::span<float> grad) {
-  if (resident()) { // combine-then-adapt: the backend keeps u and sends x
+  if (resident()) { // the backend steps (combine-then-adapt: keeps u, sends x)
     resident()->local_step(node, outgoing_id(node), step_lr(node));
     return;
   }
@@ -79,7 +79,7 @@ void Dsgd::local_step(int node, std::span<const float> x, std::span<float> grad)
 }
 
 void Dsgd::combine(int node, std::span<float> x) {
-  if (resident()) { // combine-then-adapt: mix(node, 0, x, x), then x -= lr u
+  if (resident()) { // combine-then-adapt: the backend mixes x itself, then x -= lr u
     queue_mix(node, !adapt_then_combine_);
     return;
   }
