@@ -6,7 +6,8 @@
 # training set included). On a machine without a GPU
 # the cuda rows say why they did not run.
 # Usage: bench/backend_bench.sh [BUILD_DIR] [NODES...]   (default build/release, 32 256 1024)
-# MODEL (a YAML map, e.g. '{kind: resnet20}') replaces the MLP; NODE_STEPS (default 10,000)
+# MODEL (a YAML map, e.g. '{kind: resnet20}') replaces the MLP, ALGORITHM (e.g. '{name:
+# qg-dsgdm-n, lr: 0.05}') the synchronous D-PSGD with momentum; NODE_STEPS (default 10,000)
 # is the budget per point, CUDA_NODE_STEPS (default NODE_STEPS) the cuda rows' (a GPU needs
 # more steps than the CPU for its start-up to vanish in the figure); BACKENDS (default
 # 'cpu cpu-batched cuda') picks the rows; REPEATS (default 1) runs each point that many
@@ -41,6 +42,7 @@ for n in "${nodes[@]}"; do
       trace="$out/$backend-$n-$r.h5"
       if ! msg=$("$dtsim" run bench/dpsgd32.yaml --quiet -o "$trace" --set nodes="$n" \
           --set stop.steps="$steps" ${MODEL:+--set "model=$MODEL"} \
+          ${ALGORITHM:+--set "algorithm=$ALGORITHM"} \
           --set model.backend="$backend" 2>&1); then
         printf '%-12s %6s   %s\n' "$backend" "$n" "$(tail -1 <<<"$msg")"
         continue 2

@@ -75,6 +75,9 @@ if want bench || want resident; then
     bench/backend_bench.sh "$build" "${nodes[@]}"
   step 120 "MLP, resident, 1024 nodes, long" env BACKENDS="cuda-resident" \
     CUDA_NODE_STEPS=1600000 bench/backend_bench.sh "$build" 1024
+  step 60 "MLP, QG-DSGDm-N, 1024 nodes" env BACKENDS="cuda cuda-resident" \
+    CUDA_NODE_STEPS=200000 ALGORITHM='{name: qg-dsgdm-n, lr: 0.05}' \
+    bench/backend_bench.sh "$build" 1024
 fi
 want bench && step 120 "LeNet" env BACKENDS="cpu cuda" CUDA_NODE_STEPS=50000 MODEL='{kind: lenet}' \
   bench/backend_bench.sh "$build" "${nodes[@]}"
