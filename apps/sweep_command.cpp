@@ -213,8 +213,13 @@ std::vector<Outcome> run_points(const SweepPlan& plan, const std::vector<SweepPo
 void print_dry_run(const std::vector<SweepPoint>& points) {
   for (const SweepPoint& p : points) {
     std::printf("%s", p.name.c_str());
-    for (const std::string& o : p.overrides)
-      std::printf("  --set '%s'", o.c_str());
+    for (const std::string& o : p.overrides) {
+      // Shell-quoted: a ' inside becomes '\''.
+      std::string quoted;
+      for (char c : o)
+        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      std::printf("  --set '%s'", quoted.c_str());
+    }
     std::printf("\n");
   }
 }

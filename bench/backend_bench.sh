@@ -71,8 +71,9 @@ bus = (a.get("host_to_device_bytes", 0) + a.get("device_to_host_bytes", 0)) / st
 grad = a["gradient_wall_seconds"]
 parts = [a.get(f"device_{p}_wall_seconds", 0.0) for p in ("upload", "compute", "download", "staging")]
 split = "/".join(f"{100 * p / grad:.0f}" for p in parts) if sum(parts) > 0 else "-"
-# The algorithm's hooks (with a resident backend: queuing its math and the local steps'
-# kernel) and the evaluations, as shares of the wall time: the rest is the engine.
+# The algorithm's hooks (with a resident backend: queuing its math and launching the local
+# steps' kernel, whose run the next batch waits for) and the evaluations, as shares of the
+# wall time: the rest is the engine.
 wall = a["wall_seconds"]
 hooks = f"{100 * a['algorithm_task_wall_seconds'] / wall:.0f}" if batched else "-"
 rest = f"{hooks}/{100 * a['eval_wall_seconds'] / wall:.0f}"

@@ -254,7 +254,7 @@ private:
     float self_w = 1;
     std::vector<std::uint32_t> ids;
     std::vector<float> w;
-    float lr = 0; // a quasi-global rule's refresh
+    float lr = 0; // a quasi-global refresh's, or the lr u a combine-then-adapt mixing subtracts
   };
   struct Step {
     bool queued = false;

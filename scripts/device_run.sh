@@ -64,8 +64,8 @@ step 20 "machine" sh -c "nvidia-smi --query-gpu=name,memory.total,driver_version
   grep -o -m1 'avx512f' /proc/cpuinfo; ldd --version | head -1; '$build/apps/dtsim' --version"
 want tests && step 60 "pipeline test (host executor)" "$build/tests/cuda/cuda_pipeline_test"
 want tests && step 240 "CUDA tests" "$build/tests/cuda/cuda_test" --duration=true
-# The resident rows get four times the steps: at their rate the start-up (the training set
-# to the device, the first cuBLAS calls) would otherwise weigh in the figure.
+# The MLP and LeNet resident rows get four times the steps: at their rate the start-up (the
+# training set to the device, the first cuBLAS calls) would otherwise weigh in the figure.
 want bench && step 120 "MLP" env BACKENDS="cpu cuda" CUDA_NODE_STEPS=100000 \
   bench/backend_bench.sh "$build" "${nodes[@]}"
 want resident && step 60 "MLP, cuda, 1024 nodes" env BACKENDS="cuda" CUDA_NODE_STEPS=100000 \

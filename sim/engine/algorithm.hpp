@@ -70,6 +70,9 @@ public:
   // keeps the reference and from then on its hooks queue their math there (and ignore their
   // host spans, which are then empty or stale).
   virtual bool attach_resident(ResidentVectors& /*vectors*/) { return false; }
+  // Whether attach_resident would accept (asked before the backend is made: a resident
+  // device backend sets its memory aside only then).
+  virtual bool can_attach_resident() const { return false; }
   // The model whose test accuracy is the run's headline: by default the average of the
   // node models; a parameter server returns its own model.
   virtual void eval_model(const Context& ctx, std::span<float> out) const;

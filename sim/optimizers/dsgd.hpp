@@ -34,6 +34,7 @@ public:
   std::size_t state_bytes() const override;
   // Either order (sync or async): the mixing and the local step on a resident backend.
   bool attach_resident(ResidentVectors& vectors) override;
+  bool can_attach_resident() const override { return true; }
 
 private:
   void local_step(int node, std::span<const float> x, std::span<float> grad) override;

@@ -44,8 +44,7 @@ ResidentVectors::LocalUpdateRule QgDsgdm::rule() const {
 }
 
 bool QgDsgdm::attach_resident(ResidentVectors& vectors) {
-  // A refresh every L > 1 steps keeps a second buffer (v), which the resident rule lacks.
-  if (refresh_period_ > 1)
+  if (!can_attach_resident())
     return false;
   vectors.set_local_update(rule());
   set_resident(vectors);

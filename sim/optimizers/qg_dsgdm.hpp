@@ -29,6 +29,8 @@ public:
   std::size_t state_bytes() const override;
   // With refresh_period 1, a resident backend keeps mhat as the rule's momentum.
   bool attach_resident(ResidentVectors& vectors) override;
+  // A refresh every L > 1 steps keeps a second buffer (v), which the resident rule lacks.
+  bool can_attach_resident() const override { return refresh_period_ == 1; }
 
 private:
   ResidentVectors::LocalUpdateRule rule() const;

@@ -14,7 +14,8 @@ namespace dtsim {
 std::unique_ptr<BatchedGradients> make_gradient_backend(const Params& model_section,
                                                         const Model& model, const Dataset& train,
                                                         int batch_size, int nodes,
-                                                        const ExampleOrder& order, BackendUse use) {
+                                                        const ExampleOrder& order, BackendUse use,
+                                                        bool keeps_vectors) {
   const std::string backend = model_section.choice(
       "backend", "cpu", {"cpu", "cpu-batched", "cpu-resident", "cuda", "cuda-resident"});
   const bool device = backend == "cuda" || backend == "cuda-resident";
@@ -43,7 +44,9 @@ std::unique_ptr<BatchedGradients> make_gradient_backend(const Params& model_sect
   if (backend == "cpu-resident")
     return std::make_unique<CpuResidentGradients>(model, train, batch_size, nodes);
   try {
-    return cuda::make_gradients(model, train, batch_size, backend == "cuda-resident" ? nodes : 0);
+    // Device memory for resident vectors only when the algorithm will keep them there.
+    return cuda::make_gradients(model, train, batch_size,
+                                backend == "cuda-resident" && keeps_vectors ? nodes : 0);
   } catch (const std::runtime_error& e) {
     model_section.fail("backend", e.what());
   }

@@ -87,7 +87,7 @@ void read_eval(const Params& p, EngineConfig& e, const Model* model) {
   // user expects to matter. (The default itself is accepted: resolved scenarios write it.)
   if (!e.eval_per_node && e.eval_per_node_samples != 1000)
     p.fail("per_node_samples", "applies to per-node evaluations only: set eval.per_node: true, "
-                               "or remove eval.per_node_samples");
+                               "or remove eval.per_node_samples (or leave it at 1000)");
   e.eval_per_epoch = p.flag("per_epoch", false);
   e.eval_herding_bound = p.flag("herding_bound", false);
   if (e.eval_herding_bound && !e.eval_per_epoch)
@@ -256,9 +256,9 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
   root.reject_unused();
   plan.resolved_yaml = to_yaml(*tree);
   if (use == PlanUse::run && plan.model)
-    plan.batched =
-        make_gradient_backend(model, *plan.model, plan.data->train, plan.engine.batch_size,
-                              plan.topology->size(), *plan.order, BackendUse::run);
+    plan.batched = make_gradient_backend(model, *plan.model, plan.data->train,
+                                         plan.engine.batch_size, plan.topology->size(), *plan.order,
+                                         BackendUse::run, plan.algorithm->can_attach_resident());
   else if (use == PlanUse::check_here && plan.model)
     make_gradient_backend(model, *plan.model, plan.data->train, plan.engine.batch_size,
                           plan.topology->size(), *plan.order, BackendUse::check_device);

@@ -29,14 +29,23 @@ void mark_used(ParamNode& n) {
 // not read as flow syntax).
 std::string double_quoted(const std::string& text) {
   std::string s = "\"";
-  for (char c : text) {
-    if (c == '\n') {
-      s += "\\n";
-      continue;
-    }
-    if (c == '"' || c == '\\')
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
       s += '\\';
-    s += c;
+      s += c;
+    } else if (c == '\n') {
+      s += "\\n";
+    } else if (c == '\t') {
+      s += "\\t";
+    } else if (byte < 0x20 || byte == 0x7F) { // other control characters, as \xNN
+      constexpr char kHex[] = "0123456789abcdef";
+      s += "\\x";
+      s += kHex[byte >> 4];
+      s += kHex[byte & 0xF];
+    } else {
+      s += c;
+    }
   }
   return s + '"';
 }
@@ -88,7 +97,12 @@ struct Setting {
   std::string key;
   std::string value;  // compact YAML, usable in --set key=value
   std::string origin; // "file:line: section.key", where it was written
+  std::string shown;  // what the point's name shows: a scalar's text, unquoted
 };
+
+std::string shown(const ParamNode& n) {
+  return n.kind == ParamNode::Kind::Scalar ? n.scalar : compact(n);
+}
 
 std::string origin(const std::string& file, int line, const std::string& what) {
   return file + ":" + std::to_string(line) + ": " + what;
@@ -125,9 +139,9 @@ std::vector<std::vector<Setting>> read_points(const ParamNode& list, const std::
                         ": points: expected a map of dotted keys to values");
     std::vector<Setting> s;
     for (const auto& [key, value] : pt.fields)
-      s.push_back(
-          {key, compact(value),
-           origin(path, value.line, "points[" + std::to_string(points.size()) + "]." + key)});
+      s.push_back({key, compact(value),
+                   origin(path, value.line, "points[" + std::to_string(points.size()) + "]." + key),
+                   shown(value)});
     points.push_back(std::move(s));
   }
   return points;
@@ -203,7 +217,8 @@ SweepPlan plan_sweep(const std::string& sweep_path) {
       for (std::size_t k = 0; k < values.items.size(); ++k)
         axis.push_back({key, compact(values.items[k]),
                         origin(sweep_path, values.items[k].line,
-                               "grid." + key + "[" + std::to_string(k) + "]")});
+                               "grid." + key + "[" + std::to_string(k) + "]"),
+                        shown(values.items[k])});
       axes.push_back(std::move(axis));
     }
   }
@@ -318,7 +333,7 @@ SweepPlan plan_sweep(const std::string& sweep_path) {
     pt.origin_of = common_origins;
     for (const Setting& s : c) {
       pt.origin_of[s.key] = s.origin;
-      const std::string fragment = label_of(s.key) + "=" + name_fragment(s.value);
+      const std::string fragment = label_of(s.key) + "=" + name_fragment(s.shown);
       pt.name += (pt.name.empty() ? "" : "_") + fragment;
       if (s.key != "seed")
         pt.group += (pt.group.empty() ? "" : "_") + fragment;

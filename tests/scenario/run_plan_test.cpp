@@ -130,7 +130,7 @@ TEST_SUITE("scenario") {
   TEST_CASE("plan_run: per_node_samples without per-node evaluations is refused") {
     CHECK(error_of(kBase + "eval: {every_epochs: 0.5, per_node_samples: 50}\n") ==
           "s.yaml:11: eval.per_node_samples: applies to per-node evaluations only: set "
-          "eval.per_node: true, or remove eval.per_node_samples");
+          "eval.per_node: true, or remove eval.per_node_samples (or leave it at 1000)");
     CHECK(error_of(kBase + "eval: {every_epochs: 0.5, per_node: true, per_node_samples: 50}\n") ==
           "(no error)");
     // The default, as every resolved scenario writes it, still reads back.

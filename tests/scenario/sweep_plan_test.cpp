@@ -2,6 +2,7 @@
 // Sweep files: grid expansion, stable names, explicit points, shards, errors.
 #include "sim/core/errors.hpp"
 #include "sim/scenario/sweep_plan.hpp"
+#include "sim/scenario/yaml_tree.hpp"
 
 #include <doctest/doctest.h>
 #include <filesystem>
@@ -102,13 +103,24 @@ grid: {seed: [1, 2]}
 base: base.yaml
 grid:
   algorithm.lr: ["0.1"]
-  label: ["a, b: \"c\""]
+  label: ["a, b: \"c\"\t\\ \x01"]
 )"));
     REQUIRE(p.points.size() == 1);
-    // Read back, the first is still the string "0.1" (refused where a number is read) and
-    // the second one string, not a flow list or map.
     CHECK(p.points[0].overrides[0] == "algorithm.lr=\"0.1\"");
-    CHECK(p.points[0].overrides[1] == "label=\"a, b: \\\"c\\\"\"");
+    // The name shows the text, not its escapes.
+    CHECK(p.points[0].name == "lr=0.1_label=a-b-c");
+    // Read back as --set reads it: the same strings, still quoted (so "0.1" is refused
+    // where a number is read), the label one string, not a flow list or map.
+    auto tree = parse_yaml_text("name: t\n", "s.yaml");
+    apply_override(*tree, p.points[0].overrides[0]);
+    apply_override(*tree, p.points[0].overrides[1]);
+    const ParamNode* lr = tree->find("algorithm")->find("lr");
+    CHECK(lr->scalar == "0.1");
+    CHECK(lr->quoted);
+    const ParamNode* label = tree->find("label");
+    REQUIRE(label->kind == ParamNode::Kind::Scalar);
+    CHECK(label->scalar == "a, b: \"c\"\t\\ \x01");
+    CHECK(label->quoted);
   }
 
   TEST_CASE("plan_sweep: points: {from: ...} takes another sweep file's points") {
