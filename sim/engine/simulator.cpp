@@ -53,10 +53,15 @@ Simulator::Simulator(const SimulationParts& parts, EngineConfig config)
     batcher_ = std::make_unique<GradientBatcher>(*parts.batched, nodes_);
     // A backend that can keep the vectors itself does so when the algorithm can queue its
     // math there; the messages are then ids only, as in timing-only runs.
-    if (ResidentVectors* r = parts.batched->resident();
-        r != nullptr && parts.algorithm->attach_resident(*r)) {
-      resident_ = r;
-      pool_ = BufferPool(0);
+    if (ResidentVectors* r = parts.batched->resident(); r != nullptr) {
+      const bool attached = parts.algorithm->attach_resident(*r);
+      // A device backend set its memory aside by can_attach_resident's answer.
+      DTSIM_ASSERT(attached == parts.algorithm->can_attach_resident(),
+                   "attach_resident and can_attach_resident disagree");
+      if (attached) {
+        resident_ = r;
+        pool_ = BufferPool(0);
+      }
     }
     for (int i = 0; i < nodes_; ++i)
       slots_.push_back(std::make_unique<GradientSlot>(*parts.model, config_.batch_size, *batcher_,
