@@ -6,6 +6,7 @@
 #include "apps/commands.hpp"
 #include "apps/output_folder.hpp"
 #include "apps/run_collection.hpp"
+#include "apps/shell_quote.hpp"
 #include "sim/core/build_info.hpp"
 #include "sim/core/errors.hpp"
 
@@ -62,13 +63,6 @@ ReportArgs parse(const std::vector<std::string>& args) {
     throw ConfigError("-o: " + a.output + " is a folder; expected the report's file name (e.g. " +
                       (fs::path(a.output) / "report.md").string() + ")");
   return a;
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s)
-    q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
 }
 
 // Runs analysis/plot.py with `args`; throws with its exit status on failure.

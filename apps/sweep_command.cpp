@@ -4,6 +4,7 @@
 #include "apps/arg_cursor.hpp"
 #include "apps/commands.hpp"
 #include "apps/output_folder.hpp"
+#include "apps/shell_quote.hpp"
 #include "apps/sweep_runner.hpp"
 #include "apps/sweep_tuning.hpp"
 #include "sim/core/build_info.hpp"
@@ -213,13 +214,8 @@ std::vector<Outcome> run_points(const SweepPlan& plan, const std::vector<SweepPo
 void print_dry_run(const std::vector<SweepPoint>& points) {
   for (const SweepPoint& p : points) {
     std::printf("%s", p.name.c_str());
-    for (const std::string& o : p.overrides) {
-      // Shell-quoted: a ' inside becomes '\''.
-      std::string quoted;
-      for (char c : o)
-        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-      std::printf("  --set '%s'", quoted.c_str());
-    }
+    for (const std::string& o : p.overrides)
+      std::printf("  --set %s", shell_quote(o).c_str());
     std::printf("\n");
   }
 }

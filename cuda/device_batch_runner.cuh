@@ -131,8 +131,10 @@ private:
       scratch_pointers_[k] = scratch_[k].data;
     }
     idx_.resize(c * n, "cudaMalloc (indices)");
-    host_params_.resize(c * net_.num_params(), "cudaMallocHost (node models)");
-    host_grads_.resize(c * net_.num_params(), "cudaMallocHost (gradients)");
+    if (!store_) { // a resident run's models and gradients never come to the host
+      host_params_.resize(c * net_.num_params(), "cudaMallocHost (node models)");
+      host_grads_.resize(c * net_.num_params(), "cudaMallocHost (gradients)");
+    }
     column_loss_.resize(c * n, "cudaMalloc (losses)");
     loss_.resize(c, "cudaMalloc (losses)");
     host_idx_.resize(c * n, "cudaMallocHost (indices)");
@@ -208,6 +210,8 @@ private:
   }
 
   void run_unguarded(std::span<GradientJob> jobs, const std::size_t* job_ids, int count, int n) {
+    if (store_) // its staging buffers were never made: the algorithm attached (can_attach_resident)
+      throw std::logic_error("device gradients: host jobs on a resident backend");
     const std::size_t P = net_.num_params();
     const auto nodes = static_cast<std::size_t>(count);
     const cudaStream_t s = stream_.stream;

@@ -82,12 +82,14 @@ void read_eval(const Params& p, EngineConfig& e, const Model* model) {
                "value > 0 (the others 0 or absent)");
   e.eval_test_samples = p.integer("test_samples", 0, Range::non_negative());
   e.eval_per_node = p.flag("per_node", false);
-  e.eval_per_node_samples = p.integer("per_node_samples", 1000, Range::positive());
+  constexpr std::int64_t kPerNodeSamples = 1000;
+  e.eval_per_node_samples = p.integer("per_node_samples", kPerNodeSamples, Range::positive());
   // Without per_node the key has no effect: a value other than the default is a setting the
   // user expects to matter. (The default itself is accepted: resolved scenarios write it.)
-  if (!e.eval_per_node && e.eval_per_node_samples != 1000)
+  if (!e.eval_per_node && e.eval_per_node_samples != kPerNodeSamples)
     p.fail("per_node_samples", "applies to per-node evaluations only: set eval.per_node: true, "
-                               "or remove eval.per_node_samples (or leave it at 1000)");
+                               "or remove eval.per_node_samples (or leave it at " +
+                                   std::to_string(kPerNodeSamples) + ")");
   e.eval_per_epoch = p.flag("per_epoch", false);
   e.eval_herding_bound = p.flag("herding_bound", false);
   if (e.eval_herding_bound && !e.eval_per_epoch)

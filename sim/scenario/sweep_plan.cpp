@@ -25,53 +25,6 @@ void mark_used(ParamNode& n) {
     mark_used(item);
 }
 
-// A quoted scalar stays quoted (a string, whatever it looks like; its commas and colons
-// not read as flow syntax).
-std::string double_quoted(const std::string& text) {
-  std::string s = "\"";
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      s += '\\';
-      s += c;
-    } else if (c == '\n') {
-      s += "\\n";
-    } else if (c == '\t') {
-      s += "\\t";
-    } else if (byte < 0x20 || byte == 0x7F) { // other control characters, as \xNN
-      constexpr char kHex[] = "0123456789abcdef";
-      s += "\\x";
-      s += kHex[byte >> 4];
-      s += kHex[byte & 0xF];
-    } else {
-      s += c;
-    }
-  }
-  return s + '"';
-}
-
-std::string compact(const ParamNode& n) {
-  switch (n.kind) {
-  case ParamNode::Kind::Null:
-    return "~";
-  case ParamNode::Kind::Scalar:
-    return n.quoted ? double_quoted(n.scalar) : n.scalar;
-  case ParamNode::Kind::List: {
-    std::string s = "[";
-    for (std::size_t i = 0; i < n.items.size(); ++i)
-      s += (i ? ", " : "") + compact(n.items[i]);
-    return s + "]";
-  }
-  case ParamNode::Kind::Map: {
-    std::string s = "{";
-    for (std::size_t i = 0; i < n.fields.size(); ++i)
-      s += (i ? ", " : "") + n.fields[i].first + ": " + compact(n.fields[i].second);
-    return s + "}";
-  }
-  }
-  return "";
-}
-
 } // namespace
 
 std::string name_fragment(const std::string& text) {
@@ -95,13 +48,13 @@ namespace {
 
 struct Setting {
   std::string key;
-  std::string value;  // compact YAML, usable in --set key=value
+  std::string value;  // one-line YAML, usable in --set key=value
   std::string origin; // "file:line: section.key", where it was written
   std::string shown;  // what the point's name shows: a scalar's text, unquoted
 };
 
 std::string shown(const ParamNode& n) {
-  return n.kind == ParamNode::Kind::Scalar ? n.scalar : compact(n);
+  return n.kind == ParamNode::Kind::Scalar ? n.scalar : to_flow_yaml(n);
 }
 
 std::string origin(const std::string& file, int line, const std::string& what) {
@@ -139,7 +92,7 @@ std::vector<std::vector<Setting>> read_points(const ParamNode& list, const std::
                         ": points: expected a map of dotted keys to values");
     std::vector<Setting> s;
     for (const auto& [key, value] : pt.fields)
-      s.push_back({key, compact(value),
+      s.push_back({key, to_flow_yaml(value),
                    origin(path, value.line, "points[" + std::to_string(points.size()) + "]." + key),
                    shown(value)});
     points.push_back(std::move(s));
@@ -196,7 +149,7 @@ SweepPlan plan_sweep(const std::string& sweep_path) {
     set->used = true;
     for (auto& [key, value] : set->fields) {
       mark_used(value); // its keys are checked where the override applies: in the scenario
-      common.push_back(key + "=" + compact(value));
+      common.push_back(key + "=" + to_flow_yaml(value));
       common_origins[key] = origin(sweep_path, value.line, "set." + key);
     }
   }
@@ -215,7 +168,7 @@ SweepPlan plan_sweep(const std::string& sweep_path) {
                           ": expected a non-empty list of values");
       std::vector<Setting> axis;
       for (std::size_t k = 0; k < values.items.size(); ++k)
-        axis.push_back({key, compact(values.items[k]),
+        axis.push_back({key, to_flow_yaml(values.items[k]),
                         origin(sweep_path, values.items[k].line,
                                "grid." + key + "[" + std::to_string(k) + "]"),
                         shown(values.items[k])});

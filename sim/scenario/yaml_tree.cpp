@@ -188,6 +188,31 @@ void emit(YAML::Emitter& out, const ParamNode& n) {
   }
 }
 
+// A quoted scalar stays quoted (a string, whatever it looks like; its commas and colons
+// not read as flow syntax).
+std::string double_quoted(const std::string& text) {
+  std::string s = "\"";
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      s += '\\';
+      s += c;
+    } else if (c == '\n') {
+      s += "\\n";
+    } else if (c == '\t') {
+      s += "\\t";
+    } else if (byte < 0x20 || byte == 0x7F) { // other control characters, as \xNN
+      constexpr char kHex[] = "0123456789abcdef";
+      s += "\\x";
+      s += kHex[byte >> 4];
+      s += kHex[byte & 0xF];
+    } else {
+      s += c;
+    }
+  }
+  return s + '"';
+}
+
 } // namespace
 
 std::shared_ptr<ParamNode> parse_yaml_text(const std::string& text, const std::string& name) {
@@ -252,6 +277,28 @@ std::string to_yaml(const ParamNode& root) {
   YAML::Emitter out;
   emit(out, root);
   return std::string(out.c_str()) + "\n";
+}
+
+std::string to_flow_yaml(const ParamNode& n) {
+  switch (n.kind) {
+  case ParamNode::Kind::Null:
+    return "~";
+  case ParamNode::Kind::Scalar:
+    return n.quoted ? double_quoted(n.scalar) : n.scalar;
+  case ParamNode::Kind::List: {
+    std::string s = "[";
+    for (std::size_t i = 0; i < n.items.size(); ++i)
+      s += (i ? ", " : "") + to_flow_yaml(n.items[i]);
+    return s + "]";
+  }
+  case ParamNode::Kind::Map: {
+    std::string s = "{";
+    for (std::size_t i = 0; i < n.fields.size(); ++i)
+      s += (i ? ", " : "") + n.fields[i].first + ": " + to_flow_yaml(n.fields[i].second);
+    return s + "}";
+  }
+  }
+  return "";
 }
 
 } // namespace dtsim

@@ -22,4 +22,8 @@ void apply_override(ParamNode& root, const std::string& assignment);
 // The tree as YAML text (maps in order, lists of scalars in flow style).
 std::string to_yaml(const ParamNode& root);
 
+// A value as one line of flow YAML, the value of a --set key=value: scalars as written
+// (quoted ones double-quoted, with escapes), [a, b], {k: v}, ~ for an empty value.
+std::string to_flow_yaml(const ParamNode& n);
+
 } // namespace dtsim
