@@ -50,6 +50,28 @@ template <class F> void each_element(cudaStream_t stream, int count, std::size_t
                           kThreads, 0, stream>>>(f, per_node, first);
 }
 
+// f(b, e0, kThreads) for node b < count and tiles of J * kThreads elements of per_node:
+// thread t of a tile's block takes e0 = the tile's start + t and the J - 1 elements after
+// it at a stride of kThreads (coalesced, and the node's plan read once for J elements; the
+// resident steps' shape, resident_math.hpp).
+template <int J, class F>
+__global__ void each_tile_kernel(F f, std::size_t per_node, int first_node) {
+  const std::size_t e0 = static_cast<std::size_t>(blockIdx.x) * (J * kThreads) + threadIdx.x;
+  if (e0 < per_node)
+    f(first_node + static_cast<int>(blockIdx.y), e0, static_cast<std::size_t>(kThreads));
+}
+
+template <int J, class F>
+void each_tile(cudaStream_t stream, int count, std::size_t per_node, F f) {
+  if (per_node == 0)
+    return;
+  constexpr int kSlice = static_cast<int>(kMaxGridY);
+  const auto tiles = static_cast<unsigned>((per_node + J * kThreads - 1) / (J * kThreads));
+  for (int first = 0; first < count; first += kSlice)
+    each_tile_kernel<J><<<dim3(tiles, static_cast<unsigned>(std::min(kSlice, count - first))),
+                          kThreads, 0, stream>>>(f, per_node, first);
+}
+
 // Device memory (cudaMalloc) or pinned host memory (cudaMallocHost, for asynchronous
 // copies), grown by resize() and freed with its owner.
 enum class Memory { device, pinned_host };

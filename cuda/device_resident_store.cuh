@@ -153,9 +153,10 @@ public:
     float* models = models_.data;
     float* mhat = momenta_.data; // read and written only with a quasi-global rule
     const std::size_t P = P_;
-    each_element(stream_, static_cast<int>(count), P, [=] __device__(int b, std::size_t e) {
-      mix_element(batch, models, mhat, P, b, e);
-    });
+    each_tile<kTile>(stream_, static_cast<int>(count), P,
+                     [=] __device__(int b, std::size_t e0, std::size_t stride) {
+                       mix_tile<kTile>(batch, models, mhat, P, b, e0, stride);
+                     });
     check(cudaGetLastError(), "kernel launch (resident mixing)");
   }
 
@@ -241,13 +242,16 @@ public:
     const float* models = models_.data;
     float* momenta = momenta_.data; // null without momentum: never read then
     const std::size_t P = P_;
-    each_element(stream_, static_cast<int>(count), P, [=] __device__(int b, std::size_t e) {
-      local_step_element(batch, grads, models, momenta, P, b, e);
-    });
+    each_tile<kTile>(stream_, static_cast<int>(count), P,
+                     [=] __device__(int b, std::size_t e0, std::size_t stride) {
+                       local_step_tile<kTile>(batch, grads, models, momenta, P, b, e0, stride);
+                     });
     check(cudaGetLastError(), "kernel launch (resident local steps)");
   }
 
 private:
+  static constexpr int kTile = 4; // elements per thread of the mixing and local-step kernels
+
   struct Mix {
     bool queued = false;
     std::uint32_t self = 0;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-// The resident device backend's vector math (ResidentVectors on the device), one element
-// each: the gossip mixing into a node's model and the local update writing the node's
-// message. Shared by the device kernels (device_batch_runner.cuh) and the host tests, which
-// compare them with the CPU algorithms' weighted_sum and LocalUpdate::step.
+// The resident device backend's vector math (ResidentVectors on the device), a tile of a
+// node's elements at a time: the gossip mixing into a node's model and the local update
+// writing the node's message. Shared by the device kernels (device_resident_store.cuh) and
+// the host tests, which compare them with the CPU algorithms' weighted_sum and
+// LocalUpdate::step.
 #pragma once
 
 #include "cuda/mlp_batch_math.hpp"
@@ -31,17 +32,43 @@ struct MixBatch {
   const float* u_rows = nullptr;
 };
 
-DTSIM_HD inline void mix_element(const MixBatch& m, float* models, float* mhat, std::size_t P,
-                                 int b, std::size_t e) {
-  float v = m.self_w[b] * m.self[b][e];
-  for (int c = m.first[b]; c < m.first[b + 1]; ++c)
-    v += m.in_w[c] * m.in[c][e];
-  const std::size_t at = static_cast<std::size_t>(m.node[b]) * P + e;
-  if (m.refresh_lr)
-    mhat[at] = m.mu * mhat[at] + (1 - m.mu) * ((models[at] - v) / m.refresh_lr[b]);
-  if (m.subtract_lr)
-    v = v - m.subtract_lr[b] * m.u_rows[at];
-  models[at] = v;
+// A tile of batch entry b's elements: e = e0 + j * stride for j < J (those below P). The
+// per-entry plan (row, weights, input pointers) is read once per tile, not once per element:
+// an element kernel that reads it per element spends more instructions on the plan than on
+// the vectors it streams. Per element the operations and their order do not depend on J.
+template <int J>
+DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std::size_t P, int b,
+                              std::size_t e0, std::size_t stride) {
+  float v[J];
+  const float* self = m.self[b];
+  const float self_w = m.self_w[b];
+  for (int j = 0; j < J; ++j) {
+    const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
+    v[j] = e < P ? self_w * self[e] : 0.0f;
+  }
+  for (int c = m.first[b]; c < m.first[b + 1]; ++c) {
+    const float* in = m.in[c];
+    const float w = m.in_w[c];
+    for (int j = 0; j < J; ++j) {
+      const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
+      if (e < P)
+        v[j] += w * in[e];
+    }
+  }
+  const std::size_t row = static_cast<std::size_t>(m.node[b]) * P;
+  float* x = models + row;
+  const float refresh_lr = m.refresh_lr ? m.refresh_lr[b] : 0.0f;
+  const float subtract_lr = m.subtract_lr ? m.subtract_lr[b] : 0.0f;
+  for (int j = 0; j < J; ++j) {
+    const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
+    if (e >= P)
+      break;
+    if (m.refresh_lr)
+      mhat[row + e] = m.mu * mhat[row + e] + (1 - m.mu) * ((x[e] - v[j]) / refresh_lr);
+    if (m.subtract_lr)
+      v[j] = v[j] - subtract_lr * m.u_rows[row + e];
+    x[e] = v[j];
+  }
 }
 
 // The local steps of a batch: entry b updates node[b]'s momentum from its gradient and
@@ -60,29 +87,42 @@ struct StepBatch {
   bool combine_then_adapt = false; // u into the gradient's row, out[b] = x
 };
 
-DTSIM_HD inline void local_step_element(const StepBatch& s, float* grads, const float* models,
-                                        float* momenta, std::size_t P, int b, std::size_t e) {
-  const std::size_t at = static_cast<std::size_t>(s.node[b]) * P + e;
-  const float g = grads[at], x = models[at];
-  if (s.combine_then_adapt) {
-    float u = s.weight_decay > 0 ? g + s.weight_decay * x : g;
-    if (s.momentum != 0) {
-      const float m = s.momentum * momenta[at] + u;
-      momenta[at] = m;
-      u = s.nesterov ? u + s.momentum * m : m;
+// A tile of entry b's elements, as mix_tile's.
+template <int J>
+DTSIM_HD inline void local_step_tile(const StepBatch& s, float* grads, const float* models,
+                                     float* momenta, std::size_t P, int b, std::size_t e0,
+                                     std::size_t stride) {
+  const std::size_t row = static_cast<std::size_t>(s.node[b]) * P;
+  float* g_row = grads + row;
+  const float* x_row = models + row;
+  float* m_row = s.momentum != 0 ? momenta + row : nullptr;
+  float* out = s.out[b];
+  const float lr = s.lr[b];
+  for (int j = 0; j < J; ++j) {
+    const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
+    if (e >= P)
+      break;
+    const float g = g_row[e], x = x_row[e];
+    if (s.combine_then_adapt) {
+      float u = s.weight_decay > 0 ? g + s.weight_decay * x : g;
+      if (m_row) {
+        const float m = s.momentum * m_row[e] + u;
+        m_row[e] = m;
+        u = s.nesterov ? u + s.momentum * m : m;
+      }
+      g_row[e] = u;
+      out[e] = x;
+      continue;
     }
-    grads[at] = u;
-    s.out[b][e] = x;
-    return;
+    float u = g + s.weight_decay * x;
+    if (m_row) {
+      const float m = s.momentum * m_row[e] + g + s.weight_decay * x;
+      if (!s.quasi_global)
+        m_row[e] = m;
+      u = s.nesterov ? g + s.weight_decay * x + s.momentum * m : m;
+    }
+    out[e] = x - lr * u;
   }
-  float u = g + s.weight_decay * x;
-  if (s.momentum != 0) {
-    const float m = s.momentum * momenta[at] + g + s.weight_decay * x;
-    if (!s.quasi_global)
-      momenta[at] = m;
-    u = s.nesterov ? g + s.weight_decay * x + s.momentum * m : m;
-  }
-  s.out[b][e] = x - s.lr[b] * u;
 }
 
 } // namespace dtsim::cuda

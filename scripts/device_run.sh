@@ -10,7 +10,8 @@
 # PARTS (default 'tests bench kernels') picks what runs: the tests, the benchmark, the
 # per-kernel profile; 'resident' runs only the benchmark's cuda-resident rows (with a
 # long 1,024-node MLP run: with the 400,000-step row it gives the rate net of start-up)
-# and the 1,024-node MLP's cuda row beside them.
+# and the 1,024-node MLP's cuda row beside them; 'profile' times the kernels and copies of
+# a few resident 1,024-node MLP rounds (Nsight Compute, and Nsight Systems where present).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=$PWD/.device
@@ -101,3 +102,23 @@ for m in "resnet20 32" "lenet 256"; do
     -o "/tmp/ncu_$1.h5" --set nodes="$2" --set stop.steps=1 --set "model={kind: $1}" \
     --set model.backend=cuda
 done
+# Where a resident round's device time goes: every kernel's duration and DRAM traffic
+# (the element kernels' achieved bandwidth), and, with Nsight Systems, the copies and the
+# gaps between kernels that the backend's event marks lump together.
+if want profile; then
+  resident_round=("$build/apps/dtsim" run bench/dpsgd32.yaml --quiet --set nodes=1024
+    --set model.backend=cuda-resident)
+  step 180 "kernels of resident MLP rounds, 1024 nodes (ncu)" "$ncu" --clock-control none \
+    --metrics gpu__time_duration.sum,dram__bytes.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed \
+    --print-summary per-kernel --log-file "${OUT:-/tmp}/ncu_mlp_resident.txt" \
+    "${resident_round[@]}" -o /tmp/ncu_mlp_resident.h5 --set stop.steps=3
+  nsys=$(command -v nsys || ls /opt/nvidia/nsight-systems/*/bin/nsys /usr/local/cuda/bin/nsys \
+    2> /dev/null | head -1)
+  if [ -n "$nsys" ]; then
+    step 120 "timeline of 40 resident MLP rounds, 1024 nodes (nsys)" "$nsys" profile \
+      --stats=true --force-overwrite true -o /tmp/nsys_mlp_resident \
+      "${resident_round[@]}" -o /tmp/nsys_mlp_resident.h5 --set stop.steps=40
+  else
+    echo "=== no Nsight Systems (nsys) on this machine"
+  fi
+fi

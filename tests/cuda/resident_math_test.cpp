@@ -18,7 +18,17 @@ using namespace dtsim::cuda;
 
 namespace {
 
-constexpr std::size_t kP = 5000; // more than two of the CPU code's blocks
+constexpr std::size_t kP = 5000; // more than two of the CPU code's blocks, and a partial tile
+
+// f(e0, stride) over the tiles of a kP-element row as the device kernels take them: J
+// elements per thread at a stride of 256 threads (each_tile), so that the tiles' edges and
+// the row's partial last tile are what the test covers.
+template <int J, class F> void each_tile_on_host(const F& f) {
+  constexpr std::size_t kThreads = 256;
+  for (std::size_t tile = 0; tile < kP; tile += J * kThreads)
+    for (std::size_t t = 0; t < kThreads && tile + t < kP; ++t)
+      f(tile + t, kThreads);
+}
 
 std::vector<float> random_vector(Rng& rng, std::size_t n) {
   std::vector<float> v(n);
@@ -57,8 +67,9 @@ TEST_SUITE("cuda") {
     const MixBatch batch{node.data(),  self.data(), self_w.data(),
                          first.data(), in.data(),   in_w.data()};
     for (int b = 0; b < 2; ++b)
-      for (std::size_t e = 0; e < kP; ++e)
-        mix_element(batch, models.data(), nullptr, kP, b, e);
+      each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+        mix_tile<4>(batch, models.data(), nullptr, kP, b, e0, stride);
+      });
     for (int b = 0; b < 2; ++b) {
       std::vector<float> expected(kP);
       const auto begin = static_cast<std::size_t>(first[static_cast<std::size_t>(b)]);
@@ -93,8 +104,9 @@ TEST_SUITE("cuda") {
     std::copy(mhat_before.begin(), mhat_before.end(), mhat.begin() + kP);
     const MixBatch batch{node.data(), self.data(), self_w.data(), first.data(),
                          in.data(),   in_w.data(), lr.data(),     0.9f};
-    for (std::size_t e = 0; e < kP; ++e)
-      mix_element(batch, models.data(), mhat.data(), kP, 0, e);
+    each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+      mix_tile<4>(batch, models.data(), mhat.data(), kP, 0, e0, stride);
+    });
     std::vector<float> x_cpu = x_before, mhat_cpu = mhat_before, mixed(GossipProtocol::kBlock);
     for (std::size_t f = 0; f < kP; f += GossipProtocol::kBlock) {
       const std::size_t len = std::min(GossipProtocol::kBlock, kP - f);
@@ -129,8 +141,9 @@ TEST_SUITE("cuda") {
       const std::vector<float> lr{0.05f};
       const StepBatch step{node.data(),       &out_ptr,      lr.data(),         rule.momentum,
                            rule.weight_decay, rule.nesterov, rule.quasi_global, true};
-      for (std::size_t e = 0; e < kP; ++e)
-        local_step_element(step, grads.data(), models.data(), momenta.data(), kP, 0, e);
+      each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+        local_step_tile<4>(step, grads.data(), models.data(), momenta.data(), kP, 0, e0, stride);
+      });
       LocalUpdate::direction(
           rule, u_cpu, x, rule.momentum > 0 ? std::span<float>(m_cpu) : std::span<float>(), u_cpu);
       CHECK(relative_error({grads.begin() + kP, grads.end()}, u_cpu) < 1e-6);
@@ -144,8 +157,9 @@ TEST_SUITE("cuda") {
       const std::vector<float> self_w{0.7f}, in_w{0.3f};
       const MixBatch mix{node.data(), self.data(), self_w.data(), first.data(), in.data(),
                          in_w.data(), nullptr,     0.0f,          lr.data(),    grads.data()};
-      for (std::size_t e = 0; e < kP; ++e)
-        mix_element(mix, models.data(), nullptr, kP, 0, e);
+      each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+        mix_tile<4>(mix, models.data(), nullptr, kP, 0, e0, stride);
+      });
       std::vector<float> x_cpu = x;
       weighted_sum_blocked(
           self_w[0], x_cpu.data(), in_w, [&](std::size_t) { return a.data(); }, kP, x_cpu.data(),
@@ -180,8 +194,9 @@ TEST_SUITE("cuda") {
       const StepBatch batch{node.data(),    &out_ptr,   lr.data(),     r.momentum,
                             r.weight_decay, r.nesterov, r.quasi_global};
       std::vector<float> m_cpu(momenta.begin() + kP, momenta.end()), out_cpu(kP);
-      for (std::size_t e = 0; e < kP; ++e)
-        local_step_element(batch, grads.data(), models.data(), momenta.data(), kP, 0, e);
+      each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+        local_step_tile<4>(batch, grads.data(), models.data(), momenta.data(), kP, 0, e0, stride);
+      });
       LocalUpdate::step({r.momentum, r.weight_decay, r.nesterov, r.quasi_global, 0.0f},
                         std::span<const float>(grads).subspan(kP),
                         std::span<const float>(models).subspan(kP), 0.05f,
