@@ -61,6 +61,9 @@ bool Dsgd::attach_resident(ResidentVectors& vectors) {
   rule.combine_then_adapt = !adapt_then_combine_;
   vectors.set_local_update(rule);
   set_resident(vectors);
+  // The backend holds the momenta and u: the host copies would only take memory.
+  update_.release_state();
+  std::vector<Vec>().swap(pending_u_);
   return true;
 }
 

@@ -40,6 +40,9 @@ public:
   // local step of adapt-then-combine methods.
   void step(int node, std::span<const float> grad, std::span<const float> x, float lr,
             std::span<float> out);
+  // Frees the momentum buffers, for a method whose resident backend holds the momenta
+  // (attach_resident): the node-indexed direction() and step() may not be called after it.
+  void release_state() { std::vector<Vec>().swap(m_); }
   std::size_t state_bytes() const;
   double momentum() const { return beta_text_; }
   bool nesterov() const { return nesterov_; }

@@ -48,6 +48,10 @@ bool QgDsgdm::attach_resident(ResidentVectors& vectors) {
     return false;
   vectors.set_local_update(rule());
   set_resident(vectors);
+  // The backend holds the buffers (a refresh period of 1: no v_): the host's would only take
+  // memory.
+  std::vector<Vec>().swap(mhat_);
+  std::vector<Vec>().swap(scratch_);
   return true;
 }
 

@@ -80,19 +80,21 @@ TEST_SUITE("engine") {
     // D-PSGD in either order and QG-DSGDm keep their models, momenta and messages in the
     // backend (synchronous with and without momentum, Nesterov, weight decay, a time-varying
     // schedule; asynchronous, also with reordering jitter); the others (and QG-DSGDm with a
-    // refresh period) cannot and run as cpu-batched. 1 and 2 threads.
+    // refresh period) cannot and run as cpu-batched. 1 and 2 threads. An attached method
+    // frees its host copies of what the backend holds (momenta, QG's buffer, u).
     struct Case {
       const char* algorithm;
       std::vector<std::string> sets;
       bool resident;
+      bool host_state = true; // the method holds per-node vectors on cpu-batched
     };
     const std::vector<Case> cases = {
         {"{name: dsgd, lr: 0.1, momentum: 0.9}", {}, true},
-        {"{name: dsgd, lr: 0.1}", {}, true},
+        {"{name: dsgd, lr: 0.1}", {}, true, false},
         {"{name: dsgdm-n, lr: 0.1, weight_decay: 0.001}", {}, true},
         {"{name: dsgd, lr: 0.1, momentum: 0.9}", {"topology.kind=one_peer_exponential"}, true},
         {"{name: dsgdm, lr: 0.1, mode: async}", {}, true},
-        {"{name: dsgd, lr: 0.1, mode: async}", {"system.network.jitter_s=0.01"}, true},
+        {"{name: dsgd, lr: 0.1, mode: async}", {"system.network.jitter_s=0.01"}, true, false},
         // QG-DSGDm: the quasi-global buffer refreshed in the mixing, read in the step.
         {"{name: qg-dsgdm, lr: 0.1, weight_decay: 0.001}", {}, true},
         {"{name: qg-dsgdm-n, lr: 0.1, mu: 0.5}", {"topology.kind=one_peer_exponential"}, true},
@@ -114,6 +116,13 @@ TEST_SUITE("engine") {
         const MemoryTraceSink resident = run(c.algorithm, "cpu-resident", threads, c.sets);
         CHECK(testing::summary_attribute(resident, "resident_vectors") == (c.resident ? 1 : 0));
         check_same_run(reference, resident);
+        const auto state = [](const MemoryTraceSink& s) {
+          return testing::header_attribute(s, "memory_algorithm_state_bytes");
+        };
+        if (c.resident && c.host_state)
+          CHECK(state(resident) < state(reference));
+        else
+          CHECK(state(resident) == state(reference));
       }
     }
   }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Whole runs compared through their in-memory traces: the same rows, per-node columns and
-// staleness histogram, bit for bit; and a run's end-of-run attributes by name.
+// staleness histogram, bit for bit; and a run's attributes (header, end of run) by
+// name.
 #pragma once
 
 #include "sim/trace/memory_trace_sink.hpp"
@@ -16,6 +17,14 @@ inline double summary_attribute(const MemoryTraceSink& s, const std::string& nam
     if (n == name)
       return v;
   FAIL("no attribute " << name);
+  return 0;
+}
+
+inline double header_attribute(const MemoryTraceSink& s, const std::string& name) {
+  for (const auto& [n, v] : s.header().number_attributes)
+    if (n == name)
+      return v;
+  FAIL("no header attribute " << name);
   return 0;
 }
 
