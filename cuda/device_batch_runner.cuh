@@ -169,12 +169,14 @@ private:
     return store_ && !jobs.empty() && jobs.front().params.empty();
   }
 
-  // A chunk whose models and gradients stay on the device: indices up, the pass on the
-  // nodes' own rows (or on copies gathered into the pass's rows and scattered back, when the
-  // chunk's nodes are not consecutive), losses down.
-  void run_resident(std::span<GradientJob> jobs, const std::size_t* job_ids, int count, int n) {
+  // A chunk whose models and gradients stay on the device, taken in node order: indices up,
+  // the pass on the nodes' own rows (or on copies gathered into the pass's rows and scattered
+  // back, when the chunk's nodes are not one range), losses down.
+  void run_resident(std::span<GradientJob> jobs, const std::size_t* chunk_ids, int count, int n) {
     const auto nodes = static_cast<std::size_t>(count);
     const cudaStream_t s = stream_.stream;
+    const bool consecutive = sort_by_node(jobs, chunk_ids, count, node_order_);
+    const std::size_t* job_ids = node_order_.data();
     for (std::size_t b = 0; b < nodes; ++b) {
       const GradientJob& job = jobs[job_ids[b]];
       if (std::any_of(job.indices.begin(), job.indices.end(),
@@ -186,7 +188,8 @@ private:
     check(cudaMemcpyAsync(idx_.data, host_idx_.data, nodes * n * sizeof(std::uint32_t),
                           cudaMemcpyHostToDevice, s),
           "cudaMemcpyAsync (indices)");
-    const auto rows = store_->chunk_rows(jobs, job_ids, count, params_.data, grads_.data);
+    const auto rows =
+        store_->chunk_rows(jobs, job_ids, count, consecutive, params_.data, grads_.data);
     check(cudaEventRecord(marks_[1].event, s), "cudaEventRecord");
     bus_.host_to_device_bytes += static_cast<std::int64_t>(nodes * n * sizeof(std::uint32_t));
     const BatchCommon common{train_.data, labels_.data,      rows.params, rows.grads,
@@ -333,6 +336,7 @@ private:
   PinnedArray<std::uint32_t> host_idx_;
   PinnedArray<double> host_loss_;
   std::vector<std::size_t> group_;
+  std::vector<std::size_t> node_order_; // a resident chunk's jobs in node order
   static constexpr std::size_t kStagingPieces = 8;
   static constexpr std::size_t kStagingBytes = std::size_t{2} << 30; // per direction
   CudaEvent marks_[4]; // before the upload, after it, after the kernels, after the download

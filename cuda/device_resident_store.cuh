@@ -161,24 +161,21 @@ public:
   }
 
   // Where a chunk's pass reads its models and writes its gradients: the nodes' own rows when
-  // jobs[ids[b]] for b < count are consecutive nodes (a synchronous round's are: no copies),
-  // else the network's strided rows (params + b * P), gathered first and scattered after.
+  // jobs[ids[b]] for b < count are the consecutive nodes from jobs[ids[0]].node on
+  // (`consecutive`, sort_by_node: a synchronous round's are; no copies), else the network's
+  // strided rows (params + b * P), gathered first and scattered after.
   struct ChunkRows {
     const float* params = nullptr;
     float* grads = nullptr;
     bool in_place = false;
   };
   ChunkRows chunk_rows(std::span<const GradientJob> jobs, const std::size_t* ids, int count,
-                       float* params, float* grads) {
-    const int first = jobs[ids[0]].node;
-    bool consecutive = true;
-    for (int b = 1; b < count && consecutive; ++b)
-      consecutive = jobs[ids[b]].node == first + b;
+                       bool consecutive, float* params, float* grads) {
     if (!consecutive) {
       gather(jobs, ids, count, params);
       return {params, grads, false};
     }
-    const std::size_t at = static_cast<std::size_t>(first) * P_;
+    const std::size_t at = static_cast<std::size_t>(jobs[ids[0]].node) * P_;
     return {models_.data + at, grads_.data + at, true};
   }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // How a device pass splits a batch of gradient jobs: by minibatch size (strided GEMMs need
-// one shape), then into chunks of what fits on the device. Host code, tested without a GPU.
+// one shape), then into chunks of what fits on the device, and a resident chunk's order.
+// Host code, tested without a GPU.
 #pragma once
 
 #include "sim/engine/batched_gradients.hpp"
@@ -47,6 +48,22 @@ void for_each_job_chunk(std::span<const GradientJob> jobs, int batch_size,
       run(group.data() + start, static_cast<int>(std::min(chunk, group.size() - start)),
           static_cast<int>(n));
   }
+}
+
+// A resident chunk's jobs (jobs[ids[b]] for b < count) in node order, into `sorted`; true
+// when their nodes are one consecutive range, so that the pass can run on the nodes' own rows
+// (no copies). A synchronous round's nodes are, but the engine hands them over in the order
+// their neighbours' messages completed, not in node order. Each job's gradient and loss do
+// not depend on its place in the chunk, so the order is free to choose.
+inline bool sort_by_node(std::span<const GradientJob> jobs, const std::size_t* ids, int count,
+                         std::vector<std::size_t>& sorted) {
+  sorted.assign(ids, ids + count);
+  std::sort(sorted.begin(), sorted.end(),
+            [jobs](std::size_t a, std::size_t b) { return jobs[a].node < jobs[b].node; });
+  for (std::size_t b = 1; b < sorted.size(); ++b)
+    if (jobs[sorted[b]].node != jobs[sorted[0]].node + static_cast<int>(b))
+      return false;
+  return true;
 }
 
 } // namespace dtsim::cuda

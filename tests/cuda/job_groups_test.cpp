@@ -59,6 +59,30 @@ TEST_SUITE("cuda") {
     CHECK(chunks_of({}, 32, 4).empty());
   }
 
+  TEST_CASE("Device job chunks: a resident chunk in node order, in place when one range") {
+    // Jobs of these nodes, in the engine's order (a synchronous round's arrive permuted:
+    // each node starts when its last neighbour's message comes).
+    const auto order = [](std::vector<int> nodes, std::vector<std::size_t> ids,
+                          std::vector<std::size_t>& sorted) {
+      std::vector<GradientJob> jobs(nodes.size());
+      for (std::size_t j = 0; j < nodes.size(); ++j)
+        jobs[j].node = nodes[j];
+      return cuda::sort_by_node(jobs, ids.data(), static_cast<int>(ids.size()), sorted);
+    };
+    std::vector<std::size_t> sorted;
+    CHECK(order({0, 2, 1, 3, 5, 4}, {0, 1, 2, 3, 4, 5}, sorted));
+    CHECK(sorted == std::vector<std::size_t>{0, 2, 1, 3, 5, 4});
+    // A chunk of a larger group: ids into the batch's jobs, nodes 7, 5, 6.
+    CHECK(order({9, 7, 0, 5, 6}, {1, 3, 4}, sorted));
+    CHECK(sorted == std::vector<std::size_t>{3, 4, 1});
+    CHECK(order({4}, {0}, sorted));
+    CHECK(sorted == std::vector<std::size_t>{0});
+    // Not one range (a node missing, or the chunk of an asynchronous batch): still sorted.
+    CHECK_FALSE(order({3, 0, 1}, {0, 1, 2}, sorted));
+    CHECK(sorted == std::vector<std::size_t>{1, 2, 0});
+    CHECK_FALSE(order({8, 2}, {0, 1}, sorted));
+  }
+
   TEST_CASE("Device job chunks: an empty or too large minibatch is refused") {
     CHECK_THROWS_AS(chunks_of({32, 0}, 32, 4), std::invalid_argument);
     CHECK_THROWS_AS(chunks_of({33}, 32, 4), std::invalid_argument);
