@@ -10,6 +10,9 @@
 #   scripts/device_bundle.sh [BUILD_DIR]     (default build/release; a build with
 #                                             DTSIM_CUDA on, ideally -DDTSIM_ARCH=x86-64-v3,
 #                                             since the GPU machine's CPU is not known)
+#
+# BASELINE=PATH also packs another dtsim binary (an earlier commit's, built the same way) as
+# dtsim-baseline, for scripts/device_run.sh's PARTS=ab: the two side by side on one GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/release}
@@ -21,6 +24,11 @@ done
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib/fallback" "$out/data"
 cp "${bins[@]}" "$out/bin/"
+if [ -n "${BASELINE:-}" ]; then
+  [ -x "$BASELINE" ] || { echo "error: BASELINE=$BASELINE is not an executable" >&2; exit 2; }
+  cp "$BASELINE" "$out/bin/dtsim-baseline"
+  bins+=("$BASELINE")
+fi
 # Every library the binaries load, less the C runtime and CUDA's (the GPU machine's toolkit
 # and driver provide those, matched to its GPU); the C++ runtime set aside.
 ldd "${bins[@]}" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' | sort -u |

@@ -11,7 +11,9 @@
 # per-kernel profile; 'resident' runs only the benchmark's cuda-resident rows (with a
 # long 1,024-node MLP run: with the 400,000-step row it gives the rate net of start-up)
 # and the 1,024-node MLP's cuda row beside them; 'profile' times the kernels and copies of
-# a few resident 1,024-node MLP rounds (Nsight Compute, and Nsight Systems where present).
+# a few resident 1,024-node MLP rounds (Nsight Compute, and Nsight Systems where present);
+# 'ab' runs the goal row (the 1,024-node MLP on cuda-resident) with the bundle's
+# dtsim-baseline and with dtsim in turn, three times (device_bundle.sh's BASELINE).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=$PWD/.device
@@ -49,6 +51,15 @@ for bin in dtsim cuda_test cuda_pipeline_test; do
   printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$libs" "$b/bin/$bin" > "$build/$dir/$bin"
   chmod +x "$build/$dir/$bin"
 done
+# The baseline binary as the dtsim of a build folder of its own (bench/backend_bench.sh takes
+# a build folder).
+baseline=$build-baseline
+if [ -x "$b/bin/dtsim-baseline" ]; then
+  mkdir -p "$baseline/apps"
+  printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$libs" "$b/bin/dtsim-baseline" \
+    > "$baseline/apps/dtsim"
+  chmod +x "$baseline/apps/dtsim"
+fi
 
 step() { # step SECONDS TITLE COMMAND...: runs COMMAND under a time limit, timed
   local limit=$1 title=$2
@@ -120,5 +131,20 @@ if want profile; then
       "${resident_round[@]}" -o /tmp/nsys_mlp_resident.h5 --set stop.steps=40
   else
     echo "=== no Nsight Systems (nsys) on this machine"
+  fi
+fi
+# The goal row with the baseline binary and this one in turn, on one warm GPU: each line of
+# the log names the binary by the commit its --version gives.
+if want ab; then
+  if [ -x "$baseline/apps/dtsim" ]; then
+    for r in 1 2 3; do
+      for which in "$baseline" "$build"; do
+        step 60 "goal row, $("$which/apps/dtsim" --version | sed -n 2p), run $r" \
+          env BACKENDS="cuda-resident" CUDA_NODE_STEPS=400000 \
+          bench/backend_bench.sh "$which" 1024
+      done
+    done
+  else
+    echo "=== no dtsim-baseline in the bundle (device_bundle.sh's BASELINE)"
   fi
 fi
