@@ -33,6 +33,17 @@ template <class T> struct StagedPlan {
   }
 };
 
+// dst = op(a, b, s) over P floats on the stream (a free function: nvcc allows no device
+// lambda in a private member).
+template <int J>
+void launch_vector_op(cudaStream_t stream, ResidentVectors::VectorOp op, float* dst, const float* a,
+                      const float* b, float s, std::size_t P) {
+  each_tile<J>(stream, 1, P, [=] __device__(int, std::size_t e0, std::size_t stride) {
+    vector_op_tile<J>(op, dst, a, b, s, P, e0, stride);
+  });
+  check(cudaGetLastError(), "kernel launch (resident vector step)");
+}
+
 class DeviceResidentStore final : public ResidentVectors {
 public:
   DeviceResidentStore(int nodes, std::size_t num_params, cudaStream_t stream, TransferStats& bus)
@@ -79,6 +90,23 @@ public:
     }
     check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
     bus_.host_to_device_bytes += static_cast<std::int64_t>(nodes_ * P_ * sizeof(float));
+  }
+  void mean_of_live(std::span<float> out) override {
+    if (out.size() != P_ || live_.data == nullptr)
+      throw std::invalid_argument("resident live models: none, or not of the model's size");
+    live_mean_.resize(P_, "cudaMalloc (resident live mean)");
+    const float* rows = live_.data;
+    float* mean = live_mean_.data;
+    const int nodes = static_cast<int>(nodes_);
+    const std::size_t P = P_;
+    each_element(stream_, 1, P, [=] __device__(int, std::size_t e) {
+      mean[e] = mean_of_rows_element(rows, nodes, P, e);
+    });
+    check(cudaGetLastError(), "kernel launch (resident live mean)");
+    check(cudaMemcpyAsync(out.data(), mean, P_ * sizeof(float), cudaMemcpyDeviceToHost, stream_),
+          "cudaMemcpyAsync (resident live mean)");
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    bus_.device_to_host_bytes += static_cast<std::int64_t>(P_ * sizeof(float));
   }
   void pull_models(std::span<float> models) override {
     if (models.size() != nodes_ * P_)
@@ -225,7 +253,7 @@ public:
         continue;
       s.queued = false;
       step_node_.host.data[b] = job.node;
-      step_out_.host.data[b] = message(s.out);
+      step_out_.host.data[b] = s.out == kNoMessage ? nullptr : message(s.out);
       step_lr_.host.data[b] = s.lr;
       ++b;
     }
@@ -247,7 +275,33 @@ public:
   }
 
 private:
-  static constexpr int kTile = 4; // elements per thread of the mixing and local-step kernels
+  static constexpr int kTile = 4; // elements per thread of the element kernels
+
+  // One step of a pairwise method, on the stream: after the batches' kernels queued before
+  // it, before those queued after.
+  void run_op(VectorOp op, VectorRef dst, VectorRef a, VectorRef b, float s) override {
+    launch_vector_op<kTile>(stream_, op, vector(dst), vector(a), vector(b), s, P_);
+  }
+
+  // The device row or buffer a step names (null for none); the live rows are made on first
+  // use (engine thread).
+  float* vector(VectorRef ref) {
+    const std::size_t row = static_cast<std::size_t>(ref.index) * P_;
+    switch (ref.kind) {
+    case VectorRef::Kind::model:
+      return models_.data + row;
+    case VectorRef::Kind::direction:
+      return grads_.data + row;
+    case VectorRef::Kind::live:
+      live_.resize(nodes_ * P_, "cudaMalloc (resident live models)");
+      return live_.data + row;
+    case VectorRef::Kind::message:
+      return message(ref.index);
+    case VectorRef::Kind::none:
+      break;
+    }
+    return nullptr;
+  }
 
   struct Mix {
     bool queued = false;
@@ -277,7 +331,7 @@ private:
   std::size_t nodes_, P_;
   cudaStream_t stream_;
   TransferStats& bus_;
-  DeviceArray<float> models_, grads_, momenta_;
+  DeviceArray<float> models_, grads_, momenta_, live_, live_mean_;
   std::vector<DeviceArray<float>> messages_;
   std::vector<Mix> mixes_;
   std::vector<Step> steps_;

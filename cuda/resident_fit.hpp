@@ -8,10 +8,10 @@
 
 namespace dtsim::cuda {
 
-// Device bytes per node the resident store holds: model, gradient and momentum rows and
-// about two messages, P floats each.
+// Device bytes per node the resident store holds: model, gradient and momentum rows, a
+// pairwise method's live model and about two messages, P floats each.
 inline std::size_t resident_bytes_per_node(std::size_t num_params) {
-  return 5 * num_params * sizeof(float);
+  return 6 * num_params * sizeof(float);
 }
 
 // Empty when `nodes` nodes' resident vectors fit in `usable` bytes; otherwise the one-line

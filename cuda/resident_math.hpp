@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 // The resident device backend's vector math (ResidentVectors on the device), a tile of a
-// node's elements at a time: the gossip mixing into a node's model and the local update
-// writing the node's message. Shared by the device kernels (device_resident_store.cuh) and
-// the host tests, which compare them with the CPU algorithms' weighted_sum and
-// LocalUpdate::step.
+// node's elements at a time: the gossip mixing into a node's model, the local update writing
+// the node's message, and the element-wise steps of pairwise methods (apply). Shared by the device
+// kernels (device_resident_store.cuh) and the host tests, which compare them with the CPU
+// algorithms' weighted_sum and LocalUpdate::step.
 #pragma once
 
 #include "cuda/mlp_batch_math.hpp"
+#include "sim/engine/resident_vectors.hpp"
 
 #include <cstddef>
 
@@ -75,7 +76,8 @@ DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std
 // model (rows of P floats) and writes its message out[b] = x - lr[b] * u, with
 // u = g + weight_decay x, then with momentum m = momentum m + u and u = m (heavy ball) or
 // u + momentum m (Nesterov): LocalUpdate's rule; with quasi_global, m is not stored; with
-// combine_then_adapt, u replaces the gradient (LocalUpdate::direction) and out[b] = x.
+// combine_then_adapt, u replaces the gradient (LocalUpdate::direction) and out[b] = x (no
+// message where out[b] is null: ResidentVectors::kNoMessage).
 struct StepBatch {
   const int* node = nullptr;
   float* const* out = nullptr;
@@ -111,7 +113,8 @@ DTSIM_HD inline void local_step_tile(const StepBatch& s, float* grads, const flo
         u = s.nesterov ? u + s.momentum * m : m;
       }
       g_row[e] = u;
-      out[e] = x;
+      if (out)
+        out[e] = x;
       continue;
     }
     float u = g + s.weight_decay * x;
@@ -123,6 +126,44 @@ DTSIM_HD inline void local_step_tile(const StepBatch& s, float* grads, const flo
     }
     out[e] = x - lr * u;
   }
+}
+
+// A tile of ResidentVectors::apply's step dst = op(a, b, s) (vector_ops.hpp's
+// apply_vector_op per element; dst may be a).
+template <int J>
+DTSIM_HD inline void vector_op_tile(ResidentVectors::VectorOp op, float* dst, const float* a,
+                                    const float* b, float s, std::size_t P, std::size_t e0,
+                                    std::size_t stride) {
+  using Op = ResidentVectors::VectorOp;
+  for (int j = 0; j < J; ++j) {
+    const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
+    if (e >= P)
+      break;
+    switch (op) {
+    case Op::copy:
+      dst[e] = a[e];
+      break;
+    case Op::average:
+      dst[e] = (a[e] + b[e]) * 0.5f;
+      break;
+    case Op::add_half_difference:
+      dst[e] = dst[e] + (a[e] - b[e]) * 0.5f;
+      break;
+    case Op::subtract_scaled:
+      dst[e] = dst[e] - s * a[e];
+      break;
+    }
+  }
+}
+
+// Element e of the mean of `nodes` rows of P floats, summed in row order (vector_ops.hpp's
+// mean_of_columns).
+DTSIM_HD inline float mean_of_rows_element(const float* rows, int nodes, std::size_t P,
+                                           std::size_t e) {
+  float o = rows[e];
+  for (int i = 1; i < nodes; ++i)
+    o += rows[static_cast<std::size_t>(i) * P + e];
+  return o / static_cast<float>(nodes);
 }
 
 } // namespace dtsim::cuda

@@ -10,6 +10,32 @@
 
 namespace dtsim {
 
+// A vector that ResidentVectors::apply names.
+struct VectorRef {
+  enum class Kind : std::uint8_t {
+    none,
+    model,     // node's model: what its next gradient reads
+    direction, // the u node's last local step kept (combine-then-adapt rule, kNoMessage)
+    live,      // node's live model: a row the method keeps here besides the model
+    message,   // message `index`
+  };
+  Kind kind = Kind::none;
+  std::uint32_t index = 0; // the node, or the message id
+  static VectorRef model(int node) { return {Kind::model, static_cast<std::uint32_t>(node)}; }
+  static VectorRef direction(int node) {
+    return {Kind::direction, static_cast<std::uint32_t>(node)};
+  }
+  static VectorRef live(int node) { return {Kind::live, static_cast<std::uint32_t>(node)}; }
+  static VectorRef message(std::uint32_t id) { return {Kind::message, id}; }
+};
+// ResidentVectors::apply's element-wise steps.
+enum class VectorOp : std::uint8_t {
+  copy,                // dst = a
+  average,             // dst = (a + b) * 0.5 (dst may be a)
+  add_half_difference, // dst += (a - b) * 0.5
+  subtract_scaled,     // dst -= s * a
+};
+
 class ResidentVectors {
 public:
   virtual ~ResidentVectors() = default;
@@ -33,6 +59,9 @@ public:
   };
   // mix_into_model's self_id for "the node's own model" (combine-then-adapt).
   static constexpr std::uint32_t kOwnModel = 0xFFFFFFFFu;
+  // local_step's out_id for "no message": with a combine-then-adapt rule the step then only
+  // keeps u (a pairwise method's direction, applied later by apply()).
+  static constexpr std::uint32_t kNoMessage = 0xFFFFFFFFu;
   virtual void set_local_update(const LocalUpdateRule& rule) = 0;
 
   // Called from node's before_gradient hook (hooks of a batch run in parallel, one node
@@ -54,6 +83,28 @@ public:
   // The engine's copy of the models (one column of dim floats per node) to and from here.
   virtual void push_models(std::span<const float> models) = 0;
   virtual void pull_models(std::span<float> models) = 0;
+
+  // --- Element-wise steps on named vectors, for methods that average in pairs (AD-PSGD):
+  // called on the engine thread, they take effect in call order, after the local steps of
+  // the batches before and before the gradients of the batches after. ---
+  using VectorRef = dtsim::VectorRef;
+  using VectorOp = dtsim::VectorOp;
+  // One step (vector_ops.hpp's apply_vector_op on the host vectors, which the method's own
+  // host path runs too: the same bits).
+  void apply(VectorOp op, VectorRef dst, VectorRef a, VectorRef b = {}, float s = 0) {
+    if (dst.kind == VectorRef::Kind::model)
+      ++model_writes_;
+    run_op(op, dst, a, b, s);
+  }
+  // The mean of the nodes' live models, summed in node order (a pairwise method's
+  // evaluation model).
+  virtual void mean_of_live(std::span<float> out) = 0;
+  // How many apply() calls wrote a model: the engine's pulled copy is stale when this moved.
+  std::uint64_t model_writes() const { return model_writes_; }
+
+private:
+  virtual void run_op(VectorOp op, VectorRef dst, VectorRef a, VectorRef b, float s) = 0;
+  std::uint64_t model_writes_ = 0;
 };
 
 } // namespace dtsim

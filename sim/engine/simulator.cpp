@@ -188,6 +188,7 @@ bool Simulator::run_on_working_copy(int node) {
 void Simulator::pull_models() const {
   resident_->pull_models({node_params_.data(), static_cast<std::size_t>(node_params_.size())});
   pulled_batches_ = batcher_->batches();
+  pulled_model_writes_ = resident_->model_writes();
 }
 
 bool Simulator::computing(int node) const {

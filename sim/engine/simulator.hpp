@@ -178,7 +178,12 @@ private:
   // them; one that runs after a pull, for a node whose slot nobody waited on, makes the copy
   // stale again).
   mutable std::int64_t pulled_batches_ = 0;
-  bool models_stale() const { return resident_ && batcher_->batches() != pulled_batches_; }
+  mutable std::uint64_t pulled_model_writes_ = 0; // resident_->model_writes() at the pull
+  // The pulled copy is stale once a batch ran or a method's step wrote a model since.
+  bool models_stale() const {
+    return resident_ && (batcher_->batches() != pulled_batches_ ||
+                         resident_->model_writes() != pulled_model_writes_);
+  }
   void pull_models() const;
   std::unique_ptr<TaskScratchPool> task_scratch_;    // null when timing-only or batched
   std::unique_ptr<GradientBatcher> batcher_;         // batched gradients only

@@ -3,6 +3,7 @@
 #include "sim/optimizers/ad_psgd.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/optimizers/vector_ops.hpp"
 #include "topologies/topology.hpp"
 
 #include <deque>
@@ -67,22 +68,78 @@ std::string AdPsgd::describe() const {
 }
 
 std::size_t AdPsgd::state_bytes() const {
-  return update_.state_bytes() +
-         2 * static_cast<std::size_t>(live_.size()) * sizeof(float); // live models + u
+  std::size_t floats = static_cast<std::size_t>(live_.size());
+  for (const NodeState& s : nodes_)
+    floats += static_cast<std::size_t>(s.u.size());
+  return update_.state_bytes() + floats * sizeof(float);
+}
+
+bool AdPsgd::attach_resident(ResidentVectors& vectors) {
+  // The local step keeps u (LocalUpdate's direction) and sends nothing: the combine-then-adapt
+  // rule with kNoMessage.
+  ResidentVectors::LocalUpdateRule rule = update_.rule();
+  rule.combine_then_adapt = true;
+  vectors.set_local_update(rule);
+  resident_ = &vectors;
+  // The backend holds the live models, directions and momenta.
+  update_.release_state();
+  live_ = Eigen::MatrixXf();
+  for (NodeState& s : nodes_)
+    s.u = Vec();
+  return true;
+}
+
+AdPsgd::Target AdPsgd::live_vector(int node) {
+  return {ResidentVectors::VectorRef::live(node),
+          resident_ ? std::span<float>() : std::span<float>(live(node).data(), dim_)};
+}
+
+AdPsgd::Target AdPsgd::model_target(Context& ctx, int node) {
+  return {ResidentVectors::VectorRef::model(node),
+          resident_ ? std::span<float>() : ctx.params(node)};
+}
+
+AdPsgd::Operand AdPsgd::direction_vector(int node) const {
+  const Vec& u = nodes_[static_cast<std::size_t>(node)].u;
+  return {ResidentVectors::VectorRef::direction(node),
+          {u.data(), static_cast<std::size_t>(u.size())}};
+}
+
+AdPsgd::Target AdPsgd::message_target(SharedBuffer& b) {
+  return {ResidentVectors::VectorRef::message(b.id()), resident_ ? std::span<float>() : b.data()};
+}
+
+AdPsgd::Operand AdPsgd::message_operand(const SharedBuffer& b) const {
+  return {ResidentVectors::VectorRef::message(b.id()), b.view()};
+}
+
+void AdPsgd::step(ResidentVectors::VectorOp op, Target dst, Operand a, Operand b, float s) {
+  if (resident_)
+    resident_->apply(op, dst.ref, a.ref, b.ref, s);
+  else
+    apply_vector_op(op, dst.host, a.host, b.host, s);
 }
 
 std::span<const float> AdPsgd::live_model(int node) const {
+  DTSIM_ASSERT(!resident_, "live_model(): the live models are on the resident backend");
   return {live_.col(node).data(), dim_};
 }
 
 void AdPsgd::start(Context& ctx) {
+  using Op = ResidentVectors::VectorOp;
   for (int i = 0; i < ctx.num_nodes(); ++i) {
-    live(i) = as_vec(ctx.params_view(i));
+    const Operand model{ResidentVectors::VectorRef::model(i),
+                        resident_ ? std::span<const float>() : ctx.params_view(i)};
+    step(Op::copy, live_vector(i), model);
     ctx.start_gradient(i, 0);
   }
 }
 
 void AdPsgd::after_gradient(int node, std::span<const float> x, std::span<float> grad) {
+  if (resident_) { // u kept there, next to the node's gradient
+    resident_->local_step(node, ResidentVectors::kNoMessage, 0.0f);
+    return;
+  }
   Vec& u = nodes_[static_cast<std::size_t>(node)].u;
   update_.direction(node, grad, x, {u.data(), dim_});
 }
@@ -97,7 +154,7 @@ void AdPsgd::on_gradient(Context& ctx, int node, const GradientResult&) {
   const auto nb = topology_.neighbors(node);
   const int partner = nb[ctx.rng(node).below(nb.size())];
   SharedBuffer b = ctx.new_buffer();
-  as_vec(b.data()) = live(node);
+  step(ResidentVectors::VectorOp::copy, message_target(b), live_vector(node));
   s.sent = b;
   s.wait_start = ctx.now();
   locks_.begin(node, partner);
@@ -124,12 +181,11 @@ void AdPsgd::on_message(Context& ctx, const Message& msg) {
 }
 
 void AdPsgd::serve(Context& ctx, const Message& request) {
+  using Op = ResidentVectors::VectorOp;
   const int node = request.dst;
   SharedBuffer reply = ctx.new_buffer();
-  auto x = live(node);
-  const auto other = as_vec(request.payload.view());
-  as_vec(reply.data()) = x;
-  x = (x + other) * 0.5f;
+  step(Op::copy, message_target(reply), live_vector(node));
+  step(Op::average, live_vector(node), live_vector(node), message_operand(request.payload));
   ++nodes_[static_cast<std::size_t>(node)].averagings;
   locks_.served(request.src);
   stats_.interaction(request.src, node);
@@ -139,13 +195,13 @@ void AdPsgd::serve(Context& ctx, const Message& request) {
 
 void AdPsgd::finish(Context& ctx, const Message& reply) {
   const int node = reply.dst;
+  using Op = ResidentVectors::VectorOp;
   NodeState& s = nodes_[static_cast<std::size_t>(node)];
-  auto x = live(node);
-  const auto other = as_vec(reply.payload.view());
-  if (locks_.disturbed(node))
-    x += (other - as_vec(s.sent.view())) * 0.5f; // keeps the sum: the partner got s.sent
+  if (locks_.disturbed(node)) // keeps the sum: the partner got s.sent
+    step(Op::add_half_difference, live_vector(node), message_operand(reply.payload),
+         message_operand(s.sent));
   else
-    x = (x + other) * 0.5f;
+    step(Op::average, live_vector(node), live_vector(node), message_operand(reply.payload));
   ++s.averagings;
   s.sent = SharedBuffer();
   ctx.record_idle(node, ctx.now() - s.wait_start);
@@ -158,24 +214,24 @@ void AdPsgd::finish(Context& ctx, const Message& reply) {
 
 void AdPsgd::apply_update(Context& ctx, int node) {
   NodeState& s = nodes_[static_cast<std::size_t>(node)];
-  live(node) -= rates_.take(node) * s.u;
+  step(ResidentVectors::VectorOp::subtract_scaled, live_vector(node), direction_vector(node), {},
+       rates_.take(node));
   ctx.record_update(node, s.averagings - s.at_snapshot);
 }
 
 void AdPsgd::next_gradient(Context& ctx, int node) {
   NodeState& s = nodes_[static_cast<std::size_t>(node)];
-  as_vec(ctx.params(node)) = live(node);
+  step(ResidentVectors::VectorOp::copy, model_target(ctx, node), live_vector(node));
   s.at_snapshot = s.averagings;
   ctx.start_gradient(node, s.averagings);
 }
 
 void AdPsgd::eval_model(const Context&, std::span<float> out) const {
   // Summed in node order: the same result on every run.
-  VecMap o = as_vec(out);
-  o = live_.col(0);
-  for (Eigen::Index i = 1; i < live_.cols(); ++i)
-    o += live_.col(i);
-  o /= static_cast<float>(live_.cols());
+  if (resident_)
+    resident_->mean_of_live(out);
+  else
+    mean_of_columns(live_, out);
 }
 
 void AdPsgd::add_metrics(std::vector<std::pair<std::string, double>>& columns) const {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "sim/engine/algorithm.hpp"
+#include "sim/engine/resident_vectors.hpp"
 #include "sim/optimizers/algorithm_setup.hpp"
 #include "sim/optimizers/gossip_stats.hpp"
 #include "sim/optimizers/local_update.hpp"
@@ -32,6 +33,9 @@ namespace dtsim {
 // Staleness (record_update) = averagings the live model took part in between the gradient's
 // snapshot and its application (1 for an undisturbed active node).
 // Models travel as dense float32. The evaluation model is the mean of the live models.
+// On a resident backend (attach_resident) the live models, the directions u and the
+// messages stay there: each step above is queued as a ResidentVectors::apply, the same
+// element-wise step (vector_ops.hpp) the host path runs.
 // Keys: lr (> 0, default 0.05), lr_schedule (NodeRates: per node, per local step), split, and
 // LocalUpdate's momentum, nesterov, weight_decay.
 class AdPsgd final : public Algorithm {
@@ -43,6 +47,8 @@ public:
   void on_message(Context& ctx, const Message& msg) override;
   void after_gradient(int node, std::span<const float> x, std::span<float> grad) override;
   bool reads_gradient_after_task() const override { return false; } // used in the task
+  bool attach_resident(ResidentVectors& vectors) override;
+  bool can_attach_resident() const override { return true; }
   void eval_model(const Context& ctx, std::span<float> out) const override;
   std::size_t state_bytes() const override;
   void add_metrics(std::vector<std::pair<std::string, double>>& columns) const override;
@@ -50,7 +56,7 @@ public:
       std::vector<std::pair<std::string, std::vector<double>>>& columns) const override;
 
   bool active(int node) const { return nodes_[static_cast<std::size_t>(node)].active; }
-  std::span<const float> live_model(int node) const;
+  std::span<const float> live_model(int node) const; // requires: not attached to a backend
 
   static constexpr std::int32_t kRequest = 1;
   static constexpr std::int32_t kReply = 2;
@@ -64,6 +70,24 @@ private:
     SharedBuffer sent;            // the model sent with the pending request
     SimTime wait_start;
   };
+
+  // A vector the protocol's steps name: its id on a resident backend, else its host memory.
+  struct Operand {
+    ResidentVectors::VectorRef ref;
+    std::span<const float> host;
+  };
+  struct Target {
+    ResidentVectors::VectorRef ref;
+    std::span<float> host;
+    operator Operand() const { return {ref, host}; }
+  };
+  Target live_vector(int node);
+  Target model_target(Context& ctx, int node); // the next gradient's model
+  Operand direction_vector(int node) const;
+  Target message_target(SharedBuffer& b); // requires: b's only handle (not yet sent)
+  Operand message_operand(const SharedBuffer& b) const;
+  // dst = op(a, b, s): on the host vectors, or queued to the resident backend.
+  void step(ResidentVectors::VectorOp op, Target dst, Operand a, Operand b = {}, float s = 0);
 
   void serve(Context& ctx, const Message& request);
   void finish(Context& ctx, const Message& reply);
@@ -81,6 +105,7 @@ private:
   std::vector<NodeState> nodes_;
   PairwiseLocks locks_;
   GossipStats stats_;
+  ResidentVectors* resident_ = nullptr;
 };
 
 } // namespace dtsim

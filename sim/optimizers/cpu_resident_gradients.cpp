@@ -6,6 +6,7 @@
 #include "sim/optimizers/gossip_protocol.hpp"
 #include "sim/optimizers/local_update.hpp"
 #include "sim/optimizers/quasi_global.hpp"
+#include "sim/optimizers/vector_ops.hpp"
 #include "sim/optimizers/weighted_sum.hpp"
 
 #include <algorithm>
@@ -55,6 +56,37 @@ void CpuResidentGradients::local_step(int node, std::uint32_t out_id, float lr) 
 
 void CpuResidentGradients::copy_model_to_message(int node, std::uint32_t id) {
   message(id) = models_.col(node);
+}
+
+std::span<float> CpuResidentGradients::vector(VectorRef ref) {
+  const auto i = static_cast<Eigen::Index>(ref.index);
+  switch (ref.kind) {
+  case VectorRef::Kind::model:
+    return model(static_cast<int>(ref.index));
+  case VectorRef::Kind::direction:
+    return {grads_[ref.index].data(), dim_};
+  case VectorRef::Kind::live:
+    if (live_.size() == 0)
+      live_.resize(static_cast<Eigen::Index>(dim_), models_.cols());
+    return {live_.col(i).data(), dim_};
+  case VectorRef::Kind::message:
+    return {message(ref.index).data(), dim_};
+  case VectorRef::Kind::none:
+    break;
+  }
+  return {};
+}
+
+void CpuResidentGradients::run_op(VectorOp op, VectorRef dst, VectorRef a, VectorRef b, float s) {
+  // Every message made before any span is taken: making one grows messages_.
+  for (const VectorRef r : {dst, a, b})
+    if (r.kind == VectorRef::Kind::message)
+      message(r.index);
+  apply_vector_op(op, vector(dst), vector(a), vector(b), s);
+}
+
+void CpuResidentGradients::mean_of_live(std::span<float> out) {
+  mean_of_columns(live_, out);
 }
 
 void CpuResidentGradients::push_models(std::span<const float> models) {
@@ -128,7 +160,7 @@ void CpuResidentGradients::compute(std::span<GradientJob> jobs) {
 void CpuResidentGradients::finish(std::span<GradientJob> jobs) {
   // The messages the steps write, made here (on the engine thread) before the parallel part.
   for (const GradientJob& job : jobs)
-    if (const Step& s = steps_[static_cast<std::size_t>(job.node)]; s.queued)
+    if (const Step& s = steps_[static_cast<std::size_t>(job.node)]; s.queued && s.out != kNoMessage)
       message(s.out);
   tbb::parallel_for(
       tbb::blocked_range<std::size_t>(0, jobs.size(), 1),
@@ -140,17 +172,18 @@ void CpuResidentGradients::finish(std::span<GradientJob> jobs) {
             continue;
           s.queued = false;
           Vec& g = grads_[static_cast<std::size_t>(node)];
-          Vec& out = messages_[s.out];
           const std::span<float> m =
               momenta_.empty()
                   ? std::span<float>()
                   : std::span<float>(momenta_[static_cast<std::size_t>(node)].data(), dim_);
           if (rule_.combine_then_adapt) { // u kept in the gradient's place for the mixing
             LocalUpdate::direction(rule_, {g.data(), dim_}, model(node), m, {g.data(), dim_});
-            out = as_vec(model(node));
+            if (s.out != kNoMessage)
+              messages_[s.out] = as_vec(model(node));
             continue;
           }
-          LocalUpdate::step(rule_, {g.data(), dim_}, model(node), s.lr, m, {out.data(), dim_});
+          LocalUpdate::step(rule_, {g.data(), dim_}, model(node), s.lr, m,
+                            {messages_[s.out].data(), dim_});
         }
       });
 }

@@ -6,6 +6,7 @@
 #include "sim/optimizers/gossip_protocol.hpp"
 #include "sim/optimizers/local_update.hpp"
 #include "sim/optimizers/quasi_global.hpp"
+#include "sim/optimizers/vector_ops.hpp"
 #include "sim/optimizers/weighted_sum.hpp"
 
 #include <algorithm>
@@ -209,5 +210,41 @@ TEST_SUITE("cuda") {
           CHECK(m_kernel == std::vector<float>(momenta_before.begin() + kP, momenta_before.end()));
       }
     }
+  }
+
+  TEST_CASE("Resident math: the pairwise steps' elements equal apply_vector_op") {
+    Rng rng = Rng::stream(7, "test", Rng::kNoNode);
+    const std::vector<float> a = random_vector(rng, kP), b = random_vector(rng, kP),
+                             d0 = random_vector(rng, kP);
+    for (const VectorOp op : {VectorOp::copy, VectorOp::average, VectorOp::add_half_difference,
+                              VectorOp::subtract_scaled}) {
+      CAPTURE(static_cast<int>(op));
+      std::vector<float> kernel = d0, host = d0;
+      each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+        vector_op_tile<4>(op, kernel.data(), a.data(), b.data(), 0.05f, kP, e0, stride);
+      });
+      apply_vector_op(op, host, a, b, 0.05f);
+      CHECK(relative_error(kernel, host) < 1e-6);
+    }
+    // In place (dst = a), as AD-PSGD averages its live model.
+    std::vector<float> kernel = d0, host = d0;
+    each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+      vector_op_tile<4>(VectorOp::average, kernel.data(), kernel.data(), b.data(), 0.0f, kP, e0,
+                        stride);
+    });
+    apply_vector_op(VectorOp::average, host, host, b, 0.0f);
+    CHECK(relative_error(kernel, host) < 1e-6);
+  }
+
+  TEST_CASE("Resident math: the live models' mean equals mean_of_columns") {
+    Rng rng = Rng::stream(8, "test", Rng::kNoNode);
+    const int nodes = 5;
+    const std::vector<float> rows = random_vector(rng, nodes * kP);
+    const Eigen::Map<const Eigen::MatrixXf> columns(rows.data(), kP, nodes);
+    std::vector<float> host(kP), kernel(kP);
+    mean_of_columns(columns, host);
+    for (std::size_t e = 0; e < kP; ++e)
+      kernel[e] = mean_of_rows_element(rows.data(), nodes, kP, e);
+    CHECK(relative_error(kernel, host) < 1e-6);
   }
 }

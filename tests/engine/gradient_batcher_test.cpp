@@ -77,8 +77,8 @@ TEST_SUITE("engine") {
   }
 
   TEST_CASE("Resident vectors: cpu-resident runs write cpu-batched's traces") {
-    // D-PSGD in either order and QG-DSGDm keep their models, momenta and messages in the
-    // backend (synchronous with and without momentum, Nesterov, weight decay, a time-varying
+    // D-PSGD in either order, QG-DSGDm and AD-PSGD keep their models, momenta and messages
+    // in the backend (synchronous with and without momentum, Nesterov, weight decay, a time-varying
     // schedule; asynchronous, also with reordering jitter); the others (and QG-DSGDm with a
     // refresh period) cannot and run as cpu-batched. 1 and 2 threads. An attached method
     // frees its host copies of what the backend holds (momenta, QG's buffer, u).
@@ -104,6 +104,13 @@ TEST_SUITE("engine") {
         {"{name: dsgd, lr: 0.1, order: combine_then_adapt}", {}, true},
         {"{name: dsgdm-n, lr: 0.1, weight_decay: 0.001, order: combine_then_adapt}", {}, true},
         {"{name: dsgdm, lr: 0.1, mode: async, order: combine_then_adapt}",
+         {"system.network.jitter_s=0.01"},
+         true},
+        // AD-PSGD: live models, directions and messages in the backend, each averaging a
+        // queued step; active/passive on the ring, and every node active (deadlocks broken,
+        // the increment form), with momentum and weight decay.
+        {"{name: ad-psgd, lr: 0.1}", {}, true},
+        {"{name: ad-psgd, lr: 0.1, momentum: 0.9, weight_decay: 0.001, split: none}",
          {"system.network.jitter_s=0.01"},
          true},
         {"{name: choco-sgd, lr: 0.1, compressor: {kind: topk, ratio: 0.25}}", {}, false}};
