@@ -85,7 +85,8 @@ public:
   }
 
   void compute(std::span<GradientJob> jobs) override {
-    if (resident_jobs(jobs))
+    const bool resident = resident_jobs(jobs);
+    if (resident)
       guarded([&] { store_->run_mixes(jobs); });
     for_each_job_chunk(
         jobs, batch_size_, group_,
@@ -93,7 +94,8 @@ public:
           reserve(nodes);
           return capacity_;
         },
-        [this, jobs](const std::size_t* ids, int count, int n) { run(jobs, ids, count, n); });
+        [this, jobs](const std::size_t* ids, int count, int n) { run(jobs, ids, count, n); },
+        resident);
   }
 
   TransferStats transfers() const override { return bus_; }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // ResidentVectors on the device (backend cuda-resident): the node models, momenta and
-// gradients (one row of P floats per node) and the gossip messages (one buffer per message
-// id) in device memory; the algorithm's queued mixings and local steps run as one kernel
-// each per batch (resident_math.hpp), and only the plans (ids, weights, rates) go up.
+// gradients (one row of P floats per node), a pairwise method's live models (made on first
+// use) and the gossip messages (one buffer per message id) in device memory; the algorithm's
+// queued mixings and local steps run as one kernel each per batch, a pairwise method's
+// steps (apply) as one kernel each, in call order (resident_math.hpp), and only the plans
+// (ids, weights, rates) go up.
 #pragma once
 
 #include "cuda/device_memory.cuh"
@@ -67,6 +69,8 @@ public:
     m.w.assign(in_w.begin(), in_w.end());
   }
   void local_step(int node, std::uint32_t out_id, float lr) override {
+    if (out_id == kNoMessage && !rule_.combine_then_adapt)
+      throw std::logic_error("resident local step: no message, but a rule that sends one");
     steps_[static_cast<std::size_t>(node)] = Step{true, out_id, lr};
   }
   void copy_model_to_message(int node, std::uint32_t id) override {
@@ -280,12 +284,12 @@ private:
   // One step of a pairwise method, on the stream: after the batches' kernels queued before
   // it, before those queued after.
   void run_op(VectorOp op, VectorRef dst, VectorRef a, VectorRef b, float s) override {
-    launch_vector_op<kTile>(stream_, op, vector(dst), vector(a), vector(b), s, P_);
+    launch_vector_op<kTile>(stream_, op, address(dst), address(a), address(b), s, P_);
   }
 
   // The device row or buffer a step names (null for none); the live rows are made on first
   // use (engine thread).
-  float* vector(VectorRef ref) {
+  float* address(VectorRef ref) {
     const std::size_t row = static_cast<std::size_t>(ref.index) * P_;
     switch (ref.kind) {
     case VectorRef::Kind::model:

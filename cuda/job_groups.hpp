@@ -14,14 +14,17 @@
 
 namespace dtsim::cuda {
 
-// Calls run(job_ids, count, n) for every chunk: jobs of one minibatch size n in job order,
-// the sizes in the order of their first job, each size's jobs in chunks of at most
-// capacity(size of the group), which may grow a device's buffers and returns how many nodes
-// they hold (at least 1). `group` is reused storage. Throws std::invalid_argument for an
-// empty minibatch or one larger than batch_size.
+// Calls run(job_ids, count, n) for every chunk: jobs of one minibatch size n in job order
+// (with by_node, in node order: a resident backend's chunks of a round that does not fit
+// one chunk are then ranges of nodes too, see sort_by_node), the sizes in the order of
+// their first job, each size's jobs in chunks of at most capacity(size of the group), which
+// may grow a device's buffers and returns how many nodes they hold (at least 1). `group` is
+// reused storage. Throws std::invalid_argument for an empty minibatch or one larger than
+// batch_size.
 template <class Capacity, class Run>
 void for_each_job_chunk(std::span<const GradientJob> jobs, int batch_size,
-                        std::vector<std::size_t>& group, Capacity capacity, Run run) {
+                        std::vector<std::size_t>& group, Capacity capacity, Run run,
+                        bool by_node = false) {
   group.reserve(jobs.size());
   std::size_t done = 0;
   std::vector<char> taken; // sizes other than the usual one are rare: only then allocate
@@ -43,6 +46,9 @@ void for_each_job_chunk(std::span<const GradientJob> jobs, int batch_size,
       for (std::size_t j : group)
         taken[j] = 1;
     }
+    if (by_node)
+      std::sort(group.begin(), group.end(),
+                [jobs](std::size_t a, std::size_t b) { return jobs[a].node < jobs[b].node; });
     const std::size_t chunk = capacity(group.size());
     for (std::size_t start = 0; start < group.size(); start += chunk)
       run(group.data() + start, static_cast<int>(std::min(chunk, group.size() - start)),

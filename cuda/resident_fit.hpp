@@ -8,10 +8,12 @@
 
 namespace dtsim::cuda {
 
-// Device bytes per node the resident store holds: model, gradient and momentum rows, a
-// pairwise method's live model and about two messages, P floats each.
+// Device bytes per node the resident store holds, about five vectors of P floats: model,
+// gradient and momentum rows and about two messages (a gossip node's outgoing one and the
+// copies its neighbours hold), or for AD-PSGD a live model and about one message (an active
+// node's request and its partner's reply in flight, per pair).
 inline std::size_t resident_bytes_per_node(std::size_t num_params) {
-  return 6 * num_params * sizeof(float);
+  return 5 * num_params * sizeof(float);
 }
 
 // Empty when `nodes` nodes' resident vectors fit in `usable` bytes; otherwise the one-line

@@ -1,15 +1,24 @@
 // SPDX-License-Identifier: MIT
 // The resident device backend's vector math (ResidentVectors on the device), a tile of a
 // node's elements at a time: the gossip mixing into a node's model, the local update writing
-// the node's message, and the element-wise steps of pairwise methods (apply). Shared by the device
-// kernels (device_resident_store.cuh) and the host tests, which compare them with the CPU
-// algorithms' weighted_sum and LocalUpdate::step.
+// the node's message, and the element-wise steps of pairwise methods (apply). Shared by the
+// device kernels (device_resident_store.cuh) and the host tests, which compare them with the
+// CPU algorithms' weighted_sum, LocalUpdate::step and apply_vector_op.
 #pragma once
 
 #include "cuda/mlp_batch_math.hpp"
 #include "sim/engine/resident_vectors.hpp"
 
 #include <cstddef>
+
+// Unrolls a tile's loop over its J elements on the device, so that the per-element values
+// stay in registers (the host compilers, nvcc's host pass included, take the loops as they
+// are).
+#if defined(__CUDA_ARCH__)
+#define DTSIM_UNROLL _Pragma("unroll")
+#else
+#define DTSIM_UNROLL
+#endif
 
 namespace dtsim::cuda {
 
@@ -43,6 +52,7 @@ DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std
   float v[J];
   const float* self = m.self[b];
   const float self_w = m.self_w[b];
+  DTSIM_UNROLL
   for (int j = 0; j < J; ++j) {
     const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
     v[j] = e < P ? self_w * self[e] : 0.0f;
@@ -50,6 +60,7 @@ DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std
   for (int c = m.first[b]; c < m.first[b + 1]; ++c) {
     const float* in = m.in[c];
     const float w = m.in_w[c];
+    DTSIM_UNROLL
     for (int j = 0; j < J; ++j) {
       const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
       if (e < P)
@@ -60,6 +71,7 @@ DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std
   float* x = models + row;
   const float refresh_lr = m.refresh_lr ? m.refresh_lr[b] : 0.0f;
   const float subtract_lr = m.subtract_lr ? m.subtract_lr[b] : 0.0f;
+  DTSIM_UNROLL
   for (int j = 0; j < J; ++j) {
     const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
     if (e >= P)
@@ -100,6 +112,7 @@ DTSIM_HD inline void local_step_tile(const StepBatch& s, float* grads, const flo
   float* m_row = s.momentum != 0 ? momenta + row : nullptr;
   float* out = s.out[b];
   const float lr = s.lr[b];
+  DTSIM_UNROLL
   for (int j = 0; j < J; ++j) {
     const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
     if (e >= P)
@@ -135,6 +148,7 @@ DTSIM_HD inline void vector_op_tile(ResidentVectors::VectorOp op, float* dst, co
                                     const float* b, float s, std::size_t P, std::size_t e0,
                                     std::size_t stride) {
   using Op = ResidentVectors::VectorOp;
+  DTSIM_UNROLL
   for (int j = 0; j < J; ++j) {
     const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
     if (e >= P)

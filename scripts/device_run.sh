@@ -119,12 +119,18 @@ done
 if want profile; then
   resident_round=("$build/apps/dtsim" run bench/dpsgd32.yaml --quiet --set nodes=1024
     --set model.backend=cuda-resident)
-  step 180 "kernels of resident MLP rounds, 1024 nodes (ncu)" "$ncu" --clock-control none \
-    --metrics gpu__time_duration.sum,dram__bytes.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed \
-    --print-summary per-kernel --log-file "${OUT:-/tmp}/ncu_mlp_resident.txt" \
-    "${resident_round[@]}" -o /tmp/ncu_mlp_resident.h5 --set stop.steps=3
+  if [ -n "$ncu" ]; then
+    step 180 "kernels of resident MLP rounds, 1024 nodes (ncu)" "$ncu" --clock-control none \
+      --metrics gpu__time_duration.sum,dram__bytes.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed \
+      --print-summary per-kernel --log-file "${OUT:-/tmp}/ncu_mlp_resident.txt" \
+      "${resident_round[@]}" -o /tmp/ncu_mlp_resident.h5 --set stop.steps=3
+  else
+    echo "=== no Nsight Compute (ncu) on this machine"
+  fi
+  # The newest Nsight Systems if several are installed; its summary tables go to the log
+  # (the report file itself stays on the machine).
   nsys=$(command -v nsys || ls /opt/nvidia/nsight-systems/*/bin/nsys /usr/local/cuda/bin/nsys \
-    2> /dev/null | head -1)
+    2> /dev/null | sort -V | tail -1)
   if [ -n "$nsys" ]; then
     step 120 "timeline of 40 resident MLP rounds, 1024 nodes (nsys)" "$nsys" profile \
       --stats=true --force-overwrite true -o /tmp/nsys_mlp_resident \
@@ -133,13 +139,18 @@ if want profile; then
     echo "=== no Nsight Systems (nsys) on this machine"
   fi
 fi
-# The goal row with the baseline binary and this one in turn, on one warm GPU: each line of
-# the log names the binary by the commit its --version gives.
+# The goal row with the baseline binary and this one in turn, on one warm GPU, in the order
+# A B, B A, A B (so that neither always runs first): each step's title names the binary by
+# the commit its --version gives.
 if want ab; then
   if [ -x "$baseline/apps/dtsim" ]; then
+    label() { timeout 20 "$1/apps/dtsim" --version | sed -n 2p; }
+    declare -A commit=(["$baseline"]="$(label "$baseline")" ["$build"]="$(label "$build")")
     for r in 1 2 3; do
-      for which in "$baseline" "$build"; do
-        step 60 "goal row, $("$which/apps/dtsim" --version | sed -n 2p), run $r" \
+      order=("$baseline" "$build")
+      [ $((r % 2)) -eq 1 ] || order=("$build" "$baseline")
+      for which in "${order[@]}"; do
+        step 60 "goal row, ${commit[$which]}, run $r" \
           env BACKENDS="cuda-resident" CUDA_NODE_STEPS=400000 \
           bench/backend_bench.sh "$which" 1024
       done

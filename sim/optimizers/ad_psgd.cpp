@@ -113,7 +113,7 @@ AdPsgd::Operand AdPsgd::message_operand(const SharedBuffer& b) const {
   return {ResidentVectors::VectorRef::message(b.id()), b.view()};
 }
 
-void AdPsgd::step(ResidentVectors::VectorOp op, Target dst, Operand a, Operand b, float s) {
+void AdPsgd::apply_step(ResidentVectors::VectorOp op, Target dst, Operand a, Operand b, float s) {
   if (resident_)
     resident_->apply(op, dst.ref, a.ref, b.ref, s);
   else
@@ -130,7 +130,7 @@ void AdPsgd::start(Context& ctx) {
   for (int i = 0; i < ctx.num_nodes(); ++i) {
     const Operand model{ResidentVectors::VectorRef::model(i),
                         resident_ ? std::span<const float>() : ctx.params_view(i)};
-    step(Op::copy, live_vector(i), model);
+    apply_step(Op::copy, live_vector(i), model);
     ctx.start_gradient(i, 0);
   }
 }
@@ -154,7 +154,7 @@ void AdPsgd::on_gradient(Context& ctx, int node, const GradientResult&) {
   const auto nb = topology_.neighbors(node);
   const int partner = nb[ctx.rng(node).below(nb.size())];
   SharedBuffer b = ctx.new_buffer();
-  step(ResidentVectors::VectorOp::copy, message_target(b), live_vector(node));
+  apply_step(ResidentVectors::VectorOp::copy, message_target(b), live_vector(node));
   s.sent = b;
   s.wait_start = ctx.now();
   locks_.begin(node, partner);
@@ -184,8 +184,8 @@ void AdPsgd::serve(Context& ctx, const Message& request) {
   using Op = ResidentVectors::VectorOp;
   const int node = request.dst;
   SharedBuffer reply = ctx.new_buffer();
-  step(Op::copy, message_target(reply), live_vector(node));
-  step(Op::average, live_vector(node), live_vector(node), message_operand(request.payload));
+  apply_step(Op::copy, message_target(reply), live_vector(node));
+  apply_step(Op::average, live_vector(node), live_vector(node), message_operand(request.payload));
   ++nodes_[static_cast<std::size_t>(node)].averagings;
   locks_.served(request.src);
   stats_.interaction(request.src, node);
@@ -198,10 +198,10 @@ void AdPsgd::finish(Context& ctx, const Message& reply) {
   using Op = ResidentVectors::VectorOp;
   NodeState& s = nodes_[static_cast<std::size_t>(node)];
   if (locks_.disturbed(node)) // keeps the sum: the partner got s.sent
-    step(Op::add_half_difference, live_vector(node), message_operand(reply.payload),
-         message_operand(s.sent));
+    apply_step(Op::add_half_difference, live_vector(node), message_operand(reply.payload),
+               message_operand(s.sent));
   else
-    step(Op::average, live_vector(node), live_vector(node), message_operand(reply.payload));
+    apply_step(Op::average, live_vector(node), live_vector(node), message_operand(reply.payload));
   ++s.averagings;
   s.sent = SharedBuffer();
   ctx.record_idle(node, ctx.now() - s.wait_start);
@@ -214,14 +214,14 @@ void AdPsgd::finish(Context& ctx, const Message& reply) {
 
 void AdPsgd::apply_update(Context& ctx, int node) {
   NodeState& s = nodes_[static_cast<std::size_t>(node)];
-  step(ResidentVectors::VectorOp::subtract_scaled, live_vector(node), direction_vector(node), {},
-       rates_.take(node));
+  apply_step(ResidentVectors::VectorOp::subtract_scaled, live_vector(node), direction_vector(node),
+             {}, rates_.take(node));
   ctx.record_update(node, s.averagings - s.at_snapshot);
 }
 
 void AdPsgd::next_gradient(Context& ctx, int node) {
   NodeState& s = nodes_[static_cast<std::size_t>(node)];
-  step(ResidentVectors::VectorOp::copy, model_target(ctx, node), live_vector(node));
+  apply_step(ResidentVectors::VectorOp::copy, model_target(ctx, node), live_vector(node));
   s.at_snapshot = s.averagings;
   ctx.start_gradient(node, s.averagings);
 }

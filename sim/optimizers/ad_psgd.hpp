@@ -87,7 +87,7 @@ private:
   Target message_target(SharedBuffer& b); // requires: b's only handle (not yet sent)
   Operand message_operand(const SharedBuffer& b) const;
   // dst = op(a, b, s): on the host vectors, or queued to the resident backend.
-  void step(ResidentVectors::VectorOp op, Target dst, Operand a, Operand b = {}, float s = 0);
+  void apply_step(ResidentVectors::VectorOp op, Target dst, Operand a, Operand b = {}, float s = 0);
 
   void serve(Context& ctx, const Message& request);
   void finish(Context& ctx, const Message& reply);

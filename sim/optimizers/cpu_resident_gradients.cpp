@@ -51,6 +51,8 @@ void CpuResidentGradients::mix_into_model(int node, std::uint32_t self_id, float
 }
 
 void CpuResidentGradients::local_step(int node, std::uint32_t out_id, float lr) {
+  DTSIM_ASSERT(out_id != kNoMessage || rule_.combine_then_adapt,
+               "resident local step: no message, but a rule that sends one");
   steps_[static_cast<std::size_t>(node)] = Step{true, out_id, lr};
 }
 
@@ -58,7 +60,7 @@ void CpuResidentGradients::copy_model_to_message(int node, std::uint32_t id) {
   message(id) = models_.col(node);
 }
 
-std::span<float> CpuResidentGradients::vector(VectorRef ref) {
+std::span<float> CpuResidentGradients::address(VectorRef ref) {
   const auto i = static_cast<Eigen::Index>(ref.index);
   switch (ref.kind) {
   case VectorRef::Kind::model:
@@ -82,7 +84,7 @@ void CpuResidentGradients::run_op(VectorOp op, VectorRef dst, VectorRef a, Vecto
   for (const VectorRef r : {dst, a, b})
     if (r.kind == VectorRef::Kind::message)
       message(r.index);
-  apply_vector_op(op, vector(dst), vector(a), vector(b), s);
+  apply_vector_op(op, address(dst), address(a), address(b), s);
 }
 
 void CpuResidentGradients::mean_of_live(std::span<float> out) {

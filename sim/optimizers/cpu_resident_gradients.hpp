@@ -54,8 +54,8 @@ private:
   };
   void run_op(VectorOp op, VectorRef dst, VectorRef a, VectorRef b, float s) override;
   std::span<float> model(int node);
-  Vec& message(std::uint32_t id);         // grows the store: engine thread only
-  std::span<float> vector(VectorRef ref); // engine thread only
+  Vec& message(std::uint32_t id);          // grows the store: engine thread only
+  std::span<float> address(VectorRef ref); // engine thread only
   void run_mix(int node);
 
   const Model& model_;

@@ -17,15 +17,16 @@ struct Chunk {
 };
 
 // Jobs with these minibatch sizes, split with chunks of at most `capacity` nodes.
+// nodes[j] is job j's node (default: j); by_node as for_each_job_chunk's.
 std::vector<Chunk> chunks_of(const std::vector<std::size_t>& sizes, int batch_size,
-                             std::size_t capacity,
-                             std::vector<std::size_t>* group_sizes = nullptr) {
+                             std::size_t capacity, std::vector<std::size_t>* group_sizes = nullptr,
+                             std::vector<int> nodes = {}, bool by_node = false) {
   std::vector<std::vector<std::uint32_t>> indices;
   for (std::size_t s : sizes)
     indices.emplace_back(s, 0u);
   std::vector<GradientJob> jobs;
-  for (const auto& idx : indices)
-    jobs.push_back({{}, idx, {}, 0.0});
+  for (std::size_t j = 0; j < indices.size(); ++j)
+    jobs.push_back({{}, indices[j], {}, 0.0, nodes.empty() ? static_cast<int>(j) : nodes[j]});
   std::vector<Chunk> chunks;
   std::vector<std::size_t> group;
   cuda::for_each_job_chunk(
@@ -37,7 +38,8 @@ std::vector<Chunk> chunks_of(const std::vector<std::size_t>& sizes, int batch_si
       },
       [&](const std::size_t* ids, int count, int n) {
         chunks.push_back({std::vector<std::size_t>(ids, ids + count), n});
-      });
+      },
+      by_node);
   return chunks;
 }
 
@@ -57,6 +59,20 @@ TEST_SUITE("cuda") {
     CHECK(groups == std::vector<std::size_t>{3, 2, 1}); // what the device reserves for
     CHECK(chunks_of({5}, 32, 1) == std::vector<Chunk>{{{0}, 5}});
     CHECK(chunks_of({}, 32, 4).empty());
+  }
+
+  TEST_CASE("Device job chunks: a resident round larger than a chunk is cut into node ranges") {
+    // A synchronous round of 6 nodes reaching the device permuted, chunks of 2 nodes: by
+    // node, every chunk is a range (in place); in job order none would be.
+    const std::vector<std::size_t> sizes(6, 32);
+    const std::vector<int> nodes{0, 2, 1, 3, 5, 4};
+    CHECK(chunks_of(sizes, 32, 2, nullptr, nodes, true) ==
+          std::vector<Chunk>{{{0, 2}, 32}, {{1, 3}, 32}, {{5, 4}, 32}});
+    CHECK(chunks_of(sizes, 32, 2, nullptr, nodes, false) ==
+          std::vector<Chunk>{{{0, 1}, 32}, {{2, 3}, 32}, {{4, 5}, 32}});
+    // By node within each minibatch size, the sizes still in the order of their first job.
+    CHECK(chunks_of({15, 32, 32, 15}, 32, 4, nullptr, {3, 9, 1, 2}, true) ==
+          std::vector<Chunk>{{{3, 0}, 15}, {{2, 1}, 32}});
   }
 
   TEST_CASE("Device job chunks: a resident chunk in node order, in place when one range") {

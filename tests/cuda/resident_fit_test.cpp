@@ -13,11 +13,11 @@ TEST_SUITE("cuda") {
     // 81,559 MiB.
     constexpr std::size_t kP = 235146;
     const std::size_t usable = std::size_t{81559} * 3 / 4 << 20;
-    CHECK(resident_bytes_per_node(kP) == 5643504);
+    CHECK(resident_bytes_per_node(kP) == 4702920);
     CHECK(resident_fit_error(1024, kP, usable, "H100").empty());
-    CHECK(resident_fit_error(11000, kP, usable, "H100").empty());
+    CHECK(resident_fit_error(13000, kP, usable, "H100").empty());
     CHECK(resident_fit_error(20000, kP, usable, "H100") ==
-          "backend cuda-resident keeps about 5 MiB per node on the device: 20000 nodes need 105 "
+          "backend cuda-resident keeps about 4 MiB per node on the device: 20000 nodes need 88 "
           "GiB, more than the 60 GiB (three quarters of H100's memory) it may use; backend cuda "
           "runs any number of nodes, in chunks");
     // The boundary: exactly what fits, and one node more.

@@ -19,15 +19,19 @@ using namespace dtsim::cuda;
 
 namespace {
 
-constexpr std::size_t kP = 5000; // more than two of the CPU code's blocks, and a partial tile
+// More than two of the CPU code's blocks (2,048); the last tile of 4 x 256 holds 100
+// elements, so that most of its threads start past the row.
+constexpr std::size_t kP = 4196;
 
 // f(e0, stride) over the tiles of a kP-element row as the device kernels take them: J
 // elements per thread at a stride of 256 threads (each_tile), so that the tiles' edges and
-// the row's partial last tile are what the test covers.
+// the row's partial last tile are what the test covers; every thread of the last tile is
+// called, also those past the row (which the kernel leaves out), so that the tile functions'
+// own bounds are tested too.
 template <int J, class F> void each_tile_on_host(const F& f) {
   constexpr std::size_t kThreads = 256;
   for (std::size_t tile = 0; tile < kP; tile += J * kThreads)
-    for (std::size_t t = 0; t < kThreads && tile + t < kP; ++t)
+    for (std::size_t t = 0; t < kThreads; ++t)
       f(tile + t, kThreads);
 }
 
