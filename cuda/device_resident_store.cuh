@@ -39,9 +39,9 @@ template <class T> struct StagedPlan {
 // lambda in a private member).
 template <int J>
 void launch_vector_op(cudaStream_t stream, ResidentVectors::VectorOp op, float* dst, const float* a,
-                      const float* b, float s, std::size_t P) {
+                      float* b, float s, float t, float u, std::size_t P) {
   each_tile<J>(stream, 1, P, [=] __device__(int, std::size_t e0, std::size_t stride) {
-    vector_op_tile<J>(op, dst, a, b, s, P, e0, stride);
+    vector_op_tile<J>(op, dst, a, b, s, t, u, P, e0, stride);
   });
   check(cudaGetLastError(), "kernel launch (resident vector step)");
 }
@@ -109,6 +109,15 @@ public:
     check(cudaGetLastError(), "kernel launch (resident live mean)");
     check(cudaMemcpyAsync(out.data(), mean, P_ * sizeof(float), cudaMemcpyDeviceToHost, stream_),
           "cudaMemcpyAsync (resident live mean)");
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    bus_.device_to_host_bytes += static_cast<std::int64_t>(P_ * sizeof(float));
+  }
+  void read(VectorRef ref, std::span<float> out) override {
+    if (out.size() != P_)
+      throw std::invalid_argument("resident read: not of the model's size");
+    check(cudaMemcpyAsync(out.data(), address(ref), P_ * sizeof(float), cudaMemcpyDeviceToHost,
+                          stream_),
+          "cudaMemcpyAsync (resident read)");
     check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
     bus_.device_to_host_bytes += static_cast<std::int64_t>(P_ * sizeof(float));
   }
@@ -283,8 +292,8 @@ private:
 
   // One step of a pairwise method, on the stream: after the batches' kernels queued before
   // it, before those queued after.
-  void run_op(VectorOp op, VectorRef dst, VectorRef a, VectorRef b, float s) override {
-    launch_vector_op<kTile>(stream_, op, address(dst), address(a), address(b), s, P_);
+  void run_op(VectorOp op, VectorRef dst, VectorRef a, VectorRef b, Scalars k) override {
+    launch_vector_op<kTile>(stream_, op, address(dst), address(a), address(b), k.s, k.t, k.u, P_);
   }
 
   // The device row or buffer a step names (null for none); the live rows are made on first
@@ -294,13 +303,15 @@ private:
     switch (ref.kind) {
     case VectorRef::Kind::model:
       return models_.data + row;
-    case VectorRef::Kind::direction:
+    case VectorRef::Kind::gradient:
       return grads_.data + row;
     case VectorRef::Kind::live:
       live_.resize(nodes_ * P_, "cudaMalloc (resident live models)");
       return live_.data + row;
     case VectorRef::Kind::message:
       return message(ref.index);
+    case VectorRef::Kind::server:
+      return server(ref.index);
     case VectorRef::Kind::none:
       break;
     }
@@ -321,6 +332,18 @@ private:
     float lr = 0;
   };
 
+  // A parameter server's vector (0: model, 1: momentum), made zero on first use (engine
+  // thread).
+  float* server(std::uint32_t index) {
+    if (server_[0].data == nullptr)
+      for (DeviceArray<float>& v : server_) {
+        v.resize(P_, "cudaMalloc (resident server vectors)");
+        check(cudaMemsetAsync(v.data, 0, P_ * sizeof(float), stream_),
+              "cudaMemsetAsync (resident server vectors)");
+      }
+    return server_[index].data;
+  }
+
   // Message id's device buffer, made on first use (on the engine thread: the runner's
   // calls only); its address stays put when the store grows.
   float* message(std::uint32_t id) {
@@ -336,6 +359,7 @@ private:
   cudaStream_t stream_;
   TransferStats& bus_;
   DeviceArray<float> models_, grads_, momenta_, live_, live_mean_;
+  DeviceArray<float> server_[2];
   std::vector<DeviceArray<float>> messages_;
   std::vector<Mix> mixes_;
   std::vector<Step> steps_;

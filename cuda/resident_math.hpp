@@ -141,12 +141,13 @@ DTSIM_HD inline void local_step_tile(const StepBatch& s, float* grads, const flo
   }
 }
 
-// A tile of ResidentVectors::apply's step dst = op(a, b, s) (vector_ops.hpp's
-// apply_vector_op per element; dst may be a).
+// A tile of ResidentVectors::apply's step dst = op(a, b, s, t, u) (vector_ops.hpp's
+// apply_vector_op per element, server_step.hpp's server_step for a server step, which also
+// writes b; dst may be a).
 template <int J>
 DTSIM_HD inline void vector_op_tile(ResidentVectors::VectorOp op, float* dst, const float* a,
-                                    const float* b, float s, std::size_t P, std::size_t e0,
-                                    std::size_t stride) {
+                                    float* b, float s, float t, float u, std::size_t P,
+                                    std::size_t e0, std::size_t stride) {
   using Op = ResidentVectors::VectorOp;
   DTSIM_UNROLL
   for (int j = 0; j < J; ++j) {
@@ -165,6 +166,17 @@ DTSIM_HD inline void vector_op_tile(ResidentVectors::VectorOp op, float* dst, co
       break;
     case Op::subtract_scaled:
       dst[e] = dst[e] - s * a[e];
+      break;
+    case Op::server_step: // w = dst, M = b; rate s, momentum t, weight decay u
+      if (t > 0) {
+        const float m = t * b[e] + a[e] + u * dst[e];
+        b[e] = m;
+        dst[e] = dst[e] - s * m;
+      } else if (u > 0) {
+        dst[e] = dst[e] - s * (a[e] + u * dst[e]);
+      } else {
+        dst[e] = dst[e] - s * a[e];
+      }
       break;
     }
   }

@@ -14,19 +14,22 @@ namespace dtsim {
 struct VectorRef {
   enum class Kind : std::uint8_t {
     none,
-    model,     // node's model: what its next gradient reads
-    direction, // the u node's last local step kept (combine-then-adapt rule, kNoMessage)
-    live,      // node's live model: a row the method keeps here besides the model
-    message,   // message `index`
+    model,    // node's model: what its next gradient reads
+    gradient, // node's gradient row: its last gradient, or the u its local step kept there
+              // (combine-then-adapt rule, kNoMessage)
+    live,     // node's live model: a row the method keeps here besides the model
+    message,  // message `index`
+    server,   // a parameter server's vector `index` (0: its model, 1: its momentum), zero
+              // until first written
   };
   Kind kind = Kind::none;
-  std::uint32_t index = 0; // the node, or the message id
+  std::uint32_t index = 0; // the node, the message id or the server vector
   static VectorRef model(int node) { return {Kind::model, static_cast<std::uint32_t>(node)}; }
-  static VectorRef direction(int node) {
-    return {Kind::direction, static_cast<std::uint32_t>(node)};
-  }
+  static VectorRef gradient(int node) { return {Kind::gradient, static_cast<std::uint32_t>(node)}; }
   static VectorRef live(int node) { return {Kind::live, static_cast<std::uint32_t>(node)}; }
   static VectorRef message(std::uint32_t id) { return {Kind::message, id}; }
+  static VectorRef server_model() { return {Kind::server, 0}; }
+  static VectorRef server_momentum() { return {Kind::server, 1}; }
 };
 // ResidentVectors::apply's element-wise steps.
 enum class VectorOp : std::uint8_t {
@@ -34,6 +37,9 @@ enum class VectorOp : std::uint8_t {
   average,             // dst = (a + b) * 0.5 (dst may be a)
   add_half_difference, // dst += (a - b) * 0.5
   subtract_scaled,     // dst -= s * a
+  // A parameter server's step (server_step.hpp) with gradient a: dst the server model w, b
+  // its momentum M (written too), s the rate, t the momentum, u the weight decay.
+  server_step,
 };
 
 class ResidentVectors {
@@ -84,26 +90,35 @@ public:
   virtual void push_models(std::span<const float> models) = 0;
   virtual void pull_models(std::span<float> models) = 0;
 
-  // --- Element-wise steps on named vectors, for methods that average in pairs (AD-PSGD):
-  // called on the engine thread, they take effect in call order, after the local steps of
-  // the batches before and before the gradients of the batches after. ---
+  // --- Element-wise steps on named vectors, for the methods whose math runs on the engine
+  // thread (AD-PSGD's averagings, ASGD's server): called there, they take effect in call
+  // order, after the local steps of the batches before and before the gradients of the
+  // batches after. ---
   using VectorRef = dtsim::VectorRef;
   using VectorOp = dtsim::VectorOp;
-  // One step (vector_ops.hpp's apply_vector_op on the host vectors, which the method's own
-  // host path runs too: the same bits).
-  void apply(VectorOp op, VectorRef dst, VectorRef a, VectorRef b = {}, float s = 0) {
+  // One step (on the host: vector_ops.hpp's apply_vector_op, or server_step.hpp's
+  // server_step, the code the method's own host path runs: the same bits).
+  void apply(VectorOp op, VectorRef dst, VectorRef a, VectorRef b = {}, float s = 0, float t = 0,
+             float u = 0) {
     if (dst.kind == VectorRef::Kind::model)
       ++model_writes_;
-    run_op(op, dst, a, b, s);
+    run_op(op, dst, a, b, {s, t, u});
   }
+  // out = the vector (a parameter server's evaluation model), after the steps before.
+  virtual void read(VectorRef ref, std::span<float> out) = 0;
   // The mean of the nodes' live models, summed in node order (a pairwise method's
   // evaluation model).
   virtual void mean_of_live(std::span<float> out) = 0;
   // How many apply() calls wrote a model: the engine's pulled copy is stale when this moved.
   std::uint64_t model_writes() const { return model_writes_; }
 
+protected:
+  struct Scalars {
+    float s = 0, t = 0, u = 0;
+  };
+
 private:
-  virtual void run_op(VectorOp op, VectorRef dst, VectorRef a, VectorRef b, float s) = 0;
+  virtual void run_op(VectorOp op, VectorRef dst, VectorRef a, VectorRef b, Scalars k) = 0;
   std::uint64_t model_writes_ = 0;
 };
 

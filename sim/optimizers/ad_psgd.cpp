@@ -101,7 +101,7 @@ AdPsgd::Target AdPsgd::model_target(Context& ctx, int node) {
 
 AdPsgd::Operand AdPsgd::direction_vector(int node) const {
   const Vec& u = nodes_[static_cast<std::size_t>(node)].u;
-  return {ResidentVectors::VectorRef::direction(node),
+  return {ResidentVectors::VectorRef::gradient(node),
           {u.data(), static_cast<std::size_t>(u.size())}};
 }
 

@@ -2,6 +2,7 @@
 // The ASGD server update.
 #include "sim/optimizers/asgd.hpp"
 
+#include "sim/engine/resident_vectors.hpp"
 #include "sim/optimizers/server_step.hpp"
 
 namespace dtsim {
@@ -24,7 +25,11 @@ std::size_t Asgd::state_bytes() const {
 }
 
 void Asgd::apply(Context& ctx, int worker, std::span<const float> g, std::int64_t tau) {
-  server_step(w_, m_, as_vec(g), lr_, momentum_, weight_decay_);
+  if (resident()) // the gradient is in the worker's row
+    resident()->apply(VectorOp::server_step, VectorRef::server_model(), VectorRef::gradient(worker),
+                      VectorRef::server_momentum(), lr_, momentum_, weight_decay_);
+  else
+    server_step(w_, m_, as_vec(g), lr_, momentum_, weight_decay_);
   ++version_;
   record_update(ctx, worker, version_ - 1 - tau);
   reply(ctx, worker);

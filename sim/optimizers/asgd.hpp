@@ -18,6 +18,8 @@ public:
 
 private:
   void apply(Context& ctx, int worker, std::span<const float> g, std::int64_t tau) override;
+  bool has_resident_step() const override { return true; }
+  void release_host_state() override { m_ = Vec(); }
   double momentum_text_; // as configured, for describe()
   float momentum_;
   Vec m_;

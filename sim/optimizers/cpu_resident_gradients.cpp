@@ -6,6 +6,7 @@
 #include "sim/optimizers/gossip_protocol.hpp"
 #include "sim/optimizers/local_update.hpp"
 #include "sim/optimizers/quasi_global.hpp"
+#include "sim/optimizers/server_step.hpp"
 #include "sim/optimizers/vector_ops.hpp"
 #include "sim/optimizers/weighted_sum.hpp"
 
@@ -65,7 +66,7 @@ std::span<float> CpuResidentGradients::address(VectorRef ref) {
   switch (ref.kind) {
   case VectorRef::Kind::model:
     return model(static_cast<int>(ref.index));
-  case VectorRef::Kind::direction:
+  case VectorRef::Kind::gradient:
     return {grads_[ref.index].data(), dim_};
   case VectorRef::Kind::live:
     if (live_.size() == 0)
@@ -73,18 +74,37 @@ std::span<float> CpuResidentGradients::address(VectorRef ref) {
     return {live_.col(i).data(), dim_};
   case VectorRef::Kind::message:
     return {message(ref.index).data(), dim_};
+  case VectorRef::Kind::server:
+    return {server(ref.index).data(), dim_};
   case VectorRef::Kind::none:
     break;
   }
   return {};
 }
 
-void CpuResidentGradients::run_op(VectorOp op, VectorRef dst, VectorRef a, VectorRef b, float s) {
+Vec& CpuResidentGradients::server(std::uint32_t index) {
+  if (server_.empty())
+    server_.assign(2, Vec::Zero(static_cast<Eigen::Index>(dim_)));
+  return server_[index];
+}
+
+void CpuResidentGradients::run_op(VectorOp op, VectorRef dst, VectorRef a, VectorRef b, Scalars k) {
+  if (op == VectorOp::server_step) { // ASGD's own code, on the server's Vecs
+    DTSIM_ASSERT(dst.kind == VectorRef::Kind::server && b.kind == VectorRef::Kind::server,
+                 "server_step: dst and b are the server's model and momentum");
+    const std::span<const float> g = address(a);
+    server_step(server(dst.index), server(b.index), as_vec(g), k.s, k.t, k.u);
+    return;
+  }
   // Every message made before any span is taken: making one grows messages_.
   for (const VectorRef r : {dst, a, b})
     if (r.kind == VectorRef::Kind::message)
       message(r.index);
-  apply_vector_op(op, address(dst), address(a), address(b), s);
+  apply_vector_op(op, address(dst), address(a), address(b), k.s);
+}
+
+void CpuResidentGradients::read(VectorRef ref, std::span<float> out) {
+  as_vec(out) = as_vec(std::span<const float>(address(ref)));
 }
 
 void CpuResidentGradients::mean_of_live(std::span<float> out) {

@@ -37,6 +37,7 @@ public:
   void push_models(std::span<const float> models) override;
   void pull_models(std::span<float> models) override;
   void mean_of_live(std::span<float> out) override;
+  void read(VectorRef ref, std::span<float> out) override;
 
 private:
   struct Mix { // queued by a before_gradient hook
@@ -52,17 +53,19 @@ private:
     std::uint32_t out = 0;
     float lr = 0;
   };
-  void run_op(VectorOp op, VectorRef dst, VectorRef a, VectorRef b, float s) override;
+  void run_op(VectorOp op, VectorRef dst, VectorRef a, VectorRef b, Scalars k) override;
   std::span<float> model(int node);
   Vec& message(std::uint32_t id);          // grows the store: engine thread only
+  Vec& server(std::uint32_t index);        // made (zero) on first use: engine thread only
   std::span<float> address(VectorRef ref); // engine thread only
   void run_mix(int node);
 
   const Model& model_;
   std::size_t dim_;
   CpuBatchedGradients gradients_;
-  Eigen::MatrixXf models_; // dim x nodes, laid out as the engine's own
-  Eigen::MatrixXf live_;   // dim x nodes once a method names a live model (apply)
+  Eigen::MatrixXf models_;  // dim x nodes, laid out as the engine's own
+  Eigen::MatrixXf live_;    // dim x nodes once a method names a live model (apply)
+  std::vector<Vec> server_; // a parameter server's model and momentum, once named
   std::vector<Vec> momenta_, grads_, messages_;
   std::vector<Mix> mixes_;
   std::vector<Step> steps_;

@@ -3,6 +3,7 @@
 #include "sim/optimizers/parameter_server.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/engine/resident_vectors.hpp"
 
 namespace dtsim {
 
@@ -24,8 +25,21 @@ std::size_t ParameterServer::state_bytes() const {
   return static_cast<std::size_t>(w_.size()) * sizeof(float);
 }
 
+bool ParameterServer::attach_resident(ResidentVectors& vectors) {
+  if (!has_resident_step())
+    return false;
+  vectors.set_local_update({}); // no local step: the server applies the gradient as it is
+  resident_ = &vectors;
+  w_ = Vec(); // the backend holds the server's vectors
+  release_host_state();
+  return true;
+}
+
 void ParameterServer::start(Context& ctx) {
-  w_ = as_vec(ctx.params_view(0));
+  if (resident_)
+    resident_->apply(VectorOp::copy, VectorRef::server_model(), VectorRef::model(0));
+  else
+    w_ = as_vec(ctx.params_view(0));
   on_start(ctx);
   for (int i = 0; i < ctx.num_nodes(); ++i) {
     workers_[static_cast<std::size_t>(i)].out = ctx.new_buffer();
@@ -35,11 +49,17 @@ void ParameterServer::start(Context& ctx) {
 
 void ParameterServer::before_gradient(int node, std::span<float> x) {
   Worker& w = workers_[static_cast<std::size_t>(node)];
-  if (w.pulled)
+  if (!w.pulled)
+    return;
+  if (resident_) // x = 1 * the pulled model: a mixing of one input, exact
+    resident_->mix_into_model(node, w.pulled.id(), 1.0f, {}, {}, 0.0f);
+  else
     as_vec(x) = as_vec(w.pulled.view());
 }
 
 void ParameterServer::after_gradient(int node, std::span<const float>, std::span<float> grad) {
+  if (resident_) // the gradient stays in the node's row until served (the worker waits)
+    return;
   as_vec(workers_[static_cast<std::size_t>(node)].out.data()) = as_vec(grad);
 }
 
@@ -116,12 +136,18 @@ void ParameterServer::record_update(Context& ctx, int worker, std::int64_t stale
 
 void ParameterServer::reply(Context& ctx, int worker) {
   SharedBuffer b = ctx.new_buffer();
-  as_vec(b.data()) = w_;
+  if (resident_)
+    resident_->apply(VectorOp::copy, VectorRef::message(b.id()), VectorRef::server_model());
+  else
+    as_vec(b.data()) = w_;
   ctx.send(ctx.server(), worker, MessageInfo{kModel, version_, 0}, std::move(b));
 }
 
 void ParameterServer::eval_model(const Context&, std::span<float> out) const {
-  as_vec(out) = w_;
+  if (resident_)
+    resident_->read(VectorRef::server_model(), out);
+  else
+    as_vec(out) = w_;
 }
 
 void ParameterServer::add_metrics(std::vector<std::pair<std::string, double>>& columns) const {

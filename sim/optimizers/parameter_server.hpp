@@ -21,7 +21,10 @@ namespace dtsim {
 // epochs served so far: gradients served * batch / training examples, and /metrics gets the
 // current rate as `lr`), weight_decay (>= 0, 0), server: {update_s}.
 // The copies of worker models and gradients run in the workers' gradient tasks; the
-// server's math runs on the engine thread, as one server would.
+// server's math runs on the engine thread, as one server would. On a resident backend
+// (methods whose server step is_resident_step(): ASGD) the server's model and momentum
+// stay there, a gradient stays in its worker's row until served, and the pulls, the server
+// step and the replies are queued steps (ResidentVectors::apply).
 class ParameterServer : public Algorithm {
 public:
   void start(Context& ctx) final;
@@ -31,6 +34,8 @@ public:
   void before_gradient(int node, std::span<float> x) final;
   void after_gradient(int node, std::span<const float> x, std::span<float> grad) final;
   bool reads_gradient_after_task() const override { return false; } // used in the task
+  bool attach_resident(ResidentVectors& vectors) override;
+  bool can_attach_resident() const override { return has_resident_step(); }
   void eval_model(const Context& ctx, std::span<float> out) const final;
   bool has_node_models() const final { return false; }
   void add_node_columns(std::vector<std::pair<std::string, std::vector<double>>>& c) const override;
@@ -49,6 +54,11 @@ protected:
   virtual void apply(Context& ctx, int worker, std::span<const float> g, std::int64_t tau) = 0;
   // False while the worker's gradients must wait (a scheduler's white list).
   virtual bool eligible(int /*worker*/) const { return true; }
+  // Whether apply() can queue its step on a resident backend (resident()); the method then
+  // frees its host state in release_host_state().
+  virtual bool has_resident_step() const { return false; }
+  virtual void release_host_state() {}
+  ResidentVectors* resident() const { return resident_; }
   // Called at start, after w_ holds the initial model.
   virtual void on_start(Context&) {}
   void reply(Context& ctx, int worker);
@@ -91,6 +101,7 @@ private:
   SimTime serving_wait_; // of the gradient being applied
   bool serving_held_ = false;
   bool busy_ = false;
+  ResidentVectors* resident_ = nullptr;
 };
 
 } // namespace dtsim

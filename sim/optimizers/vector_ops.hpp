@@ -4,6 +4,7 @@
 // run, so that their results are the same bits.
 #pragma once
 
+#include "sim/core/errors.hpp"
 #include "sim/core/flat_vector.hpp"
 #include "sim/engine/resident_vectors.hpp"
 
@@ -11,7 +12,8 @@
 
 namespace dtsim {
 
-// dst = op(a, b, s) (ResidentVectors::VectorOp); dst may be a.
+// dst = op(a, b, s) (ResidentVectors::VectorOp); dst may be a. Not server_step, which
+// updates two vectors: its host code is server_step.hpp's.
 inline void apply_vector_op(ResidentVectors::VectorOp op, std::span<float> dst,
                             std::span<const float> a, std::span<const float> b, float s) {
   using Op = ResidentVectors::VectorOp;
@@ -29,7 +31,10 @@ inline void apply_vector_op(ResidentVectors::VectorOp op, std::span<float> dst,
   case Op::subtract_scaled:
     d -= s * as_vec(a);
     return;
+  case Op::server_step:
+    break;
   }
+  DTSIM_ASSERT(false, "apply_vector_op: server_step runs as server_step.hpp's code");
 }
 
 // out = the mean of the columns of `m` (one per node), summed in column order.

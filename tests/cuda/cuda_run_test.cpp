@@ -110,15 +110,17 @@ TEST_SUITE("cuda") {
     // plans name message ids out of order), QG-DSGDm-N (the quasi-global buffer refreshed
     // in the mixing kernel), combine-then-adapt DSGDm-N (u kept in the gradient's row, the
     // model itself mixed) and AD-PSGD with momentum, every node active (live models on the
-    // device, each averaging a queued vector step, deadlocks broken in the increment form):
-    // half an epoch each.
+    // device, each averaging a queued vector step, deadlocks broken in the increment form)
+    // and ASGD with server momentum (the server's vectors on the device): half an epoch
+    // each.
     for (const char* algorithm :
          {"--set 'algorithm={name: dsgdm, lr: 0.05, momentum: 0.9, mode: async}'",
           "--set 'algorithm={name: dsgd, lr: 0.05, mode: async}' "
           "--set system.network.jitter_s=0.01",
           "--set 'algorithm={name: qg-dsgdm-n, lr: 0.05}'",
           "--set 'algorithm={name: dsgdm-n, lr: 0.05, order: combine_then_adapt}'",
-          "--set 'algorithm={name: ad-psgd, lr: 0.05, momentum: 0.9, split: none}'"}) {
+          "--set 'algorithm={name: ad-psgd, lr: 0.05, momentum: 0.9, split: none}'",
+          "--set 'algorithm={name: asgd, lr: 0.01, momentum: 0.5}'"}) {
       CAPTURE(algorithm);
       const std::string extra = std::string("--set stop.epochs=0.5 ") + algorithm;
       const TraceContents cpu =

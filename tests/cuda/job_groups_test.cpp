@@ -31,9 +31,9 @@ std::vector<Chunk> chunks_of(const std::vector<std::size_t>& sizes, int batch_si
   std::vector<std::size_t> group;
   cuda::for_each_job_chunk(
       jobs, batch_size, group,
-      [&](std::size_t nodes) {
+      [&](std::size_t group_nodes) {
         if (group_sizes != nullptr)
-          group_sizes->push_back(nodes);
+          group_sizes->push_back(group_nodes);
         return capacity;
       },
       [&](const std::size_t* ids, int count, int n) {

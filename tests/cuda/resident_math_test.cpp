@@ -6,6 +6,7 @@
 #include "sim/optimizers/gossip_protocol.hpp"
 #include "sim/optimizers/local_update.hpp"
 #include "sim/optimizers/quasi_global.hpp"
+#include "sim/optimizers/server_step.hpp"
 #include "sim/optimizers/vector_ops.hpp"
 #include "sim/optimizers/weighted_sum.hpp"
 
@@ -218,14 +219,14 @@ TEST_SUITE("cuda") {
 
   TEST_CASE("Resident math: the pairwise steps' elements equal apply_vector_op") {
     Rng rng = Rng::stream(7, "test", Rng::kNoNode);
-    const std::vector<float> a = random_vector(rng, kP), b = random_vector(rng, kP),
-                             d0 = random_vector(rng, kP);
+    const std::vector<float> a = random_vector(rng, kP), d0 = random_vector(rng, kP);
+    std::vector<float> b = random_vector(rng, kP);
     for (const VectorOp op : {VectorOp::copy, VectorOp::average, VectorOp::add_half_difference,
                               VectorOp::subtract_scaled}) {
       CAPTURE(static_cast<int>(op));
       std::vector<float> kernel = d0, host = d0;
       each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
-        vector_op_tile<4>(op, kernel.data(), a.data(), b.data(), 0.05f, kP, e0, stride);
+        vector_op_tile<4>(op, kernel.data(), a.data(), b.data(), 0.05f, 0.0f, 0.0f, kP, e0, stride);
       });
       apply_vector_op(op, host, a, b, 0.05f);
       CHECK(relative_error(kernel, host) < 1e-6);
@@ -233,11 +234,35 @@ TEST_SUITE("cuda") {
     // In place (dst = a), as AD-PSGD averages its live model.
     std::vector<float> kernel = d0, host = d0;
     each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
-      vector_op_tile<4>(VectorOp::average, kernel.data(), kernel.data(), b.data(), 0.0f, kP, e0,
-                        stride);
+      vector_op_tile<4>(VectorOp::average, kernel.data(), kernel.data(), b.data(), 0.0f, 0.0f, 0.0f,
+                        kP, e0, stride);
     });
     apply_vector_op(VectorOp::average, host, host, b, 0.0f);
     CHECK(relative_error(kernel, host) < 1e-6);
+  }
+
+  TEST_CASE("Resident math: the server step's elements equal server_step") {
+    // ASGD's step: with server momentum (and weight decay), weight decay alone, neither.
+    struct Rule {
+      float momentum, weight_decay;
+    };
+    for (const Rule r :
+         {Rule{0.9f, 1e-3f}, Rule{0.9f, 0.0f}, Rule{0.0f, 1e-3f}, Rule{0.0f, 0.0f}}) {
+      CAPTURE(r.momentum);
+      CAPTURE(r.weight_decay);
+      Rng rng = Rng::stream(9, "test", Rng::kNoNode);
+      const std::vector<float> g = random_vector(rng, kP);
+      std::vector<float> w = random_vector(rng, kP), m = random_vector(rng, kP);
+      Vec w_host = as_vec(std::span<const float>(w)), m_host = as_vec(std::span<const float>(m));
+      each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+        vector_op_tile<4>(VectorOp::server_step, w.data(), g.data(), m.data(), 0.05f, r.momentum,
+                          r.weight_decay, kP, e0, stride);
+      });
+      server_step(w_host, m_host, as_vec(std::span<const float>(g)), 0.05f, r.momentum,
+                  r.weight_decay);
+      CHECK(relative_error(w, {w_host.data(), w_host.data() + kP}) < 1e-6);
+      CHECK(relative_error(m, {m_host.data(), m_host.data() + kP}) < 1e-6);
+    }
   }
 
   TEST_CASE("Resident math: the live models' mean equals mean_of_columns") {

@@ -77,10 +77,10 @@ TEST_SUITE("engine") {
   }
 
   TEST_CASE("Resident vectors: cpu-resident runs write cpu-batched's traces") {
-    // D-PSGD in either order, QG-DSGDm and AD-PSGD keep their models, momenta and messages
-    // in the backend (synchronous with and without momentum, Nesterov, weight decay, a time-varying
-    // schedule; asynchronous, also with reordering jitter); the others (and QG-DSGDm with a
-    // refresh period) cannot and run as cpu-batched. 1 and 2 threads. An attached method
+    // D-PSGD in either order, QG-DSGDm, AD-PSGD and ASGD keep their models, momenta and
+    // messages in the backend (synchronous with and without momentum, Nesterov, weight decay, a
+    // time-varying schedule; asynchronous, also with reordering jitter); the others (and QG-DSGDm
+    // with a refresh period) cannot and run as cpu-batched. 1 and 2 threads. An attached method
     // frees its host copies of what the backend holds (momenta, QG's buffer, u).
     struct Case {
       const char* algorithm;
@@ -113,6 +113,12 @@ TEST_SUITE("engine") {
         {"{name: ad-psgd, lr: 0.1, momentum: 0.9, weight_decay: 0.001, split: none}",
          {"system.network.jitter_s=0.01"},
          true},
+        // ASGD: the server's model and momentum in the backend, a gradient served from its
+        // worker's row; with server momentum and weight decay, and with a busy server (held
+        // gradients queue). The other parameter servers cannot (yet).
+        {"{name: asgd, lr: 0.05, momentum: 0.9, weight_decay: 0.001}", {}, true},
+        {"{name: asgd, lr: 0.05, server: {update_s: 0.004}}", {}, true},
+        {"{name: dc-asgd, lr: 0.05}", {}, false},
         {"{name: choco-sgd, lr: 0.1, compressor: {kind: topk, ratio: 0.25}}", {}, false}};
     for (const Case& c : cases) {
       CAPTURE(c.algorithm);
