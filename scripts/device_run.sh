@@ -13,7 +13,8 @@
 # and the 1,024-node MLP's cuda row beside them; 'profile' times the kernels and copies of
 # a few resident 1,024-node MLP rounds (Nsight Compute, and Nsight Systems where present);
 # 'ab' runs the goal row (the 1,024-node MLP on cuda-resident) with the bundle's
-# dtsim-baseline and with dtsim in turn, three times (device_bundle.sh's BASELINE).
+# dtsim-baseline and with dtsim in turn, three times (device_bundle.sh's BASELINE);
+# 'methods' the 1,024-node MLP with AD-PSGD and with ASGD on cuda and on cuda-resident.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=$PWD/.device
@@ -158,4 +159,11 @@ if want ab; then
   else
     echo "=== no dtsim-baseline in the bundle (device_bundle.sh's BASELINE)"
   fi
+fi
+# The methods whose steps run on the engine thread, with and without resident vectors.
+if want methods; then
+  for algorithm in '{name: ad-psgd, lr: 0.05, momentum: 0.9}' '{name: asgd, lr: 0.01}'; do
+    step 120 "MLP, $algorithm, 1024 nodes" env BACKENDS="cuda cuda-resident" \
+      CUDA_NODE_STEPS=100000 ALGORITHM="$algorithm" bench/backend_bench.sh "$build" 1024
+  done
 fi
