@@ -114,8 +114,8 @@ TEST_SUITE("engine") {
          {"system.network.jitter_s=0.01"},
          true},
         // ASGD: the server's model and momentum in the backend, a gradient served from its
-        // worker's row; with server momentum and weight decay, and with a busy server (held
-        // gradients queue). The other parameter servers cannot (yet).
+        // worker's row; with server momentum and weight decay, and with a busy server
+        // (gradients queue for it). The other parameter servers cannot (yet).
         {"{name: asgd, lr: 0.05, momentum: 0.9, weight_decay: 0.001}", {}, true},
         {"{name: asgd, lr: 0.05, server: {update_s: 0.004}}", {}, true},
         {"{name: dc-asgd, lr: 0.05}", {}, false},
