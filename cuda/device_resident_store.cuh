@@ -293,7 +293,10 @@ private:
   // One step of a pairwise method, on the stream: after the batches' kernels queued before
   // it, before those queued after.
   void run_op(VectorOp op, VectorRef dst, VectorRef a, VectorRef b, Scalars k) override {
-    launch_vector_op<kTile>(stream_, op, address(dst), address(a), address(b), k.s, k.t, k.u, P_);
+    // A server step without momentum never reads b: no momentum vector made for it.
+    const bool uses_b = op != VectorOp::server_step || k.t > 0;
+    launch_vector_op<kTile>(stream_, op, address(dst), address(a), uses_b ? address(b) : nullptr,
+                            k.s, k.t, k.u, P_);
   }
 
   // The device row or buffer a step names (null for none); the live rows are made on first
@@ -335,13 +338,13 @@ private:
   // A parameter server's vector (0: model, 1: momentum), made zero on first use (engine
   // thread).
   float* server(std::uint32_t index) {
-    if (server_[0].data == nullptr)
-      for (DeviceArray<float>& v : server_) {
-        v.resize(P_, "cudaMalloc (resident server vectors)");
-        check(cudaMemsetAsync(v.data, 0, P_ * sizeof(float), stream_),
-              "cudaMemsetAsync (resident server vectors)");
-      }
-    return server_[index].data;
+    DeviceArray<float>& v = server_[index];
+    if (v.data == nullptr) { // each on first use: no momentum, no momentum vector
+      v.resize(P_, "cudaMalloc (resident server vectors)");
+      check(cudaMemsetAsync(v.data, 0, P_ * sizeof(float), stream_),
+            "cudaMemsetAsync (resident server vectors)");
+    }
+    return v.data;
   }
 
   // Message id's device buffer, made on first use (on the engine thread: the runner's

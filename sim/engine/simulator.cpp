@@ -478,10 +478,12 @@ void Simulator::on_order_timer(const Event& e) {
 
 void Simulator::measure_epoch() {
   // Every node model must be settled (before_gradient hooks done) and no task may read the
-  // orderer's state while it is copied out.
+  // orderer's state while it is copied out. A method without node models (a parameter
+  // server) reads none: its resident models stay where they are (params_view would still
+  // pull them for a reader).
   for (auto& slot : slots_)
     slot->wait();
-  if (models_stale())
+  if (models_stale() && parts_.algorithm->has_node_models())
     pull_models();
   settle_models();
   const auto t0 = std::chrono::steady_clock::now();
@@ -569,10 +571,11 @@ void Simulator::handle(const Event& e) {
 }
 
 void Simulator::evaluate() {
-  // Node models must be settled (before_gradient hooks done) before anyone reads them.
+  // Node models must be settled (before_gradient hooks done) before anyone reads them; a
+  // method without node models reads none (see measure_epoch).
   for (auto& slot : slots_)
     slot->wait();
-  if (models_stale())
+  if (models_stale() && parts_.algorithm->has_node_models())
     pull_models();
   settle_models();
   const auto t0 = std::chrono::steady_clock::now();

@@ -83,9 +83,10 @@ std::span<float> CpuResidentGradients::address(VectorRef ref) {
 }
 
 Vec& CpuResidentGradients::server(std::uint32_t index) {
-  if (server_.empty())
-    server_.assign(2, Vec::Zero(static_cast<Eigen::Index>(dim_)));
-  return server_[index];
+  Vec& v = server_.at(index);
+  if (v.size() == 0) // each on first use: no momentum, no momentum vector
+    v = Vec::Zero(static_cast<Eigen::Index>(dim_));
+  return v;
 }
 
 void CpuResidentGradients::run_op(VectorOp op, VectorRef dst, VectorRef a, VectorRef b, Scalars k) {
@@ -93,7 +94,8 @@ void CpuResidentGradients::run_op(VectorOp op, VectorRef dst, VectorRef a, Vecto
     DTSIM_ASSERT(dst.kind == VectorRef::Kind::server && b.kind == VectorRef::Kind::server,
                  "server_step: dst and b are the server's model and momentum");
     const std::span<const float> g = address(a);
-    server_step(server(dst.index), server(b.index), as_vec(g), k.s, k.t, k.u);
+    Vec& m = k.t > 0 ? server(b.index) : server_.at(b.index); // read only with momentum
+    server_step(server(dst.index), m, as_vec(g), k.s, k.t, k.u);
     return;
   }
   // Every message made before any span is taken: making one grows messages_.

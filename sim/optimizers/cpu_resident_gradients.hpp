@@ -9,6 +9,7 @@
 #include "sim/engine/batched_gradients.hpp"
 #include "sim/engine/cpu_batched_gradients.hpp"
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -63,9 +64,9 @@ private:
   const Model& model_;
   std::size_t dim_;
   CpuBatchedGradients gradients_;
-  Eigen::MatrixXf models_;  // dim x nodes, laid out as the engine's own
-  Eigen::MatrixXf live_;    // dim x nodes once a method names a live model (apply)
-  std::vector<Vec> server_; // a parameter server's model and momentum, once named
+  Eigen::MatrixXf models_;    // dim x nodes, laid out as the engine's own
+  Eigen::MatrixXf live_;      // dim x nodes once a method names a live model (apply)
+  std::array<Vec, 2> server_; // a parameter server's model and momentum, each once named
   std::vector<Vec> momenta_, grads_, messages_;
   std::vector<Mix> mixes_;
   std::vector<Step> steps_;

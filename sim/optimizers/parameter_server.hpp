@@ -59,7 +59,8 @@ protected:
   virtual bool has_resident_step() const { return false; }
   virtual void release_host_state() {}
   ResidentVectors* resident() const { return resident_; }
-  // Called at start, after w_ holds the initial model.
+  // Called at start, after w_ holds the initial model (on a resident backend w_ is empty:
+  // the backend's server vector holds it).
   virtual void on_start(Context&) {}
   void reply(Context& ctx, int worker);
   // ctx.record_update with the served gradient's queueing time and hold flag.
