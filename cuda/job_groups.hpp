@@ -14,6 +14,12 @@
 
 namespace dtsim::cuda {
 
+// jobs[ids] in node order (each node has at most one job in a batch).
+inline void sort_ids_by_node(std::span<const GradientJob> jobs, std::vector<std::size_t>& ids) {
+  std::sort(ids.begin(), ids.end(),
+            [jobs](std::size_t a, std::size_t b) { return jobs[a].node < jobs[b].node; });
+}
+
 // Calls run(job_ids, count, n) for every chunk: jobs of one minibatch size n in job order
 // (with by_node, in node order: a resident backend's chunks of a round that does not fit
 // one chunk are then ranges of nodes too, see sort_by_node), the sizes in the order of
@@ -47,8 +53,7 @@ void for_each_job_chunk(std::span<const GradientJob> jobs, int batch_size,
         taken[j] = 1;
     }
     if (by_node)
-      std::sort(group.begin(), group.end(),
-                [jobs](std::size_t a, std::size_t b) { return jobs[a].node < jobs[b].node; });
+      sort_ids_by_node(jobs, group);
     const std::size_t chunk = capacity(group.size());
     for (std::size_t start = 0; start < group.size(); start += chunk)
       run(group.data() + start, static_cast<int>(std::min(chunk, group.size() - start)),
@@ -64,8 +69,7 @@ void for_each_job_chunk(std::span<const GradientJob> jobs, int batch_size,
 inline bool sort_by_node(std::span<const GradientJob> jobs, const std::size_t* ids, int count,
                          std::vector<std::size_t>& sorted) {
   sorted.assign(ids, ids + count);
-  std::sort(sorted.begin(), sorted.end(),
-            [jobs](std::size_t a, std::size_t b) { return jobs[a].node < jobs[b].node; });
+  sort_ids_by_node(jobs, sorted);
   for (std::size_t b = 1; b < sorted.size(); ++b)
     if (jobs[sorted[b]].node != jobs[sorted[0]].node + static_cast<int>(b))
       return false;

@@ -476,16 +476,19 @@ void Simulator::on_order_timer(const Event& e) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-void Simulator::measure_epoch() {
-  // Every node model must be settled (before_gradient hooks done) and no task may read the
-  // orderer's state while it is copied out. A method without node models (a parameter
-  // server) reads none: its resident models stay where they are (params_view would still
-  // pull them for a reader).
+void Simulator::settle_for_reading() {
   for (auto& slot : slots_)
     slot->wait();
+  // A method without node models (a parameter server) reads none: its resident models stay
+  // where they are (params_view would still pull them for a reader).
   if (models_stale() && parts_.algorithm->has_node_models())
     pull_models();
   settle_models();
+}
+
+void Simulator::measure_epoch() {
+  // No task may read the orderer's state while it is copied out.
+  settle_for_reading();
   const auto t0 = std::chrono::steady_clock::now();
   const auto completed = static_cast<std::int64_t>(std::floor(epochs()));
   epochs_measured_ = completed;
@@ -571,13 +574,7 @@ void Simulator::handle(const Event& e) {
 }
 
 void Simulator::evaluate() {
-  // Node models must be settled (before_gradient hooks done) before anyone reads them; a
-  // method without node models reads none (see measure_epoch).
-  for (auto& slot : slots_)
-    slot->wait();
-  if (models_stale() && parts_.algorithm->has_node_models())
-    pull_models();
-  settle_models();
+  settle_for_reading();
   const auto t0 = std::chrono::steady_clock::now();
   last_eval_time_ = now_;
   ++evaluations_;

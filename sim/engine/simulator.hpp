@@ -221,6 +221,9 @@ private:
   void settle_model(int node) const;       // a read of the node's model
   void rebuild_kept_model(int node) const; // the same without counting a read
   void settle_models() const;              // every node, rebuilds in parallel
+  // Before an evaluation or epoch probe reads the models: every task done (before_gradient
+  // hooks included), a resident backend's models pulled, kept models rebuilt.
+  void settle_for_reading();
   // Engine thread, before node's task starts: whether it runs on a working copy.
   bool run_on_working_copy(int node);
   std::unique_ptr<EpochProbe> probe_; // eval.per_epoch only

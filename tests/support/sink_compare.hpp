@@ -12,20 +12,21 @@
 
 namespace dtsim::testing {
 
-inline double summary_attribute(const MemoryTraceSink& s, const std::string& name) {
-  for (const auto& [n, v] : s.summary().number_attributes)
+template <class Attributes>
+double attribute_in(const Attributes& attributes, const std::string& name, const char* where) {
+  for (const auto& [n, v] : attributes)
     if (n == name)
       return v;
-  FAIL("no attribute " << name);
+  FAIL("no " << where << " attribute " << name);
   return 0;
 }
 
+inline double summary_attribute(const MemoryTraceSink& s, const std::string& name) {
+  return attribute_in(s.summary().number_attributes, name, "end-of-run");
+}
+
 inline double header_attribute(const MemoryTraceSink& s, const std::string& name) {
-  for (const auto& [n, v] : s.header().number_attributes)
-    if (n == name)
-      return v;
-  FAIL("no header attribute " << name);
-  return 0;
+  return attribute_in(s.header().number_attributes, name, "header");
 }
 
 // /metrics and /epochs rows, /nodes columns and the staleness histogram all identical.
