@@ -14,6 +14,7 @@
 # a few resident 1,024-node MLP rounds (Nsight Compute, and Nsight Systems where present);
 # 'ab' runs the goal row (the 1,024-node MLP on cuda-resident) with the bundle's
 # dtsim-baseline and with dtsim in turn, three times (device_bundle.sh's BASELINE);
+# 'goal' the goal row at 1.6 M steps three times (its steady state, with 'ab''s runs);
 # 'methods' the 1,024-node MLP with AD-PSGD and with ASGD on cuda and on cuda-resident.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -114,32 +115,6 @@ for m in "resnet20 32" "lenet 256"; do
     -o "/tmp/ncu_$1.h5" --set nodes="$2" --set stop.steps=1 --set "model={kind: $1}" \
     --set model.backend=cuda
 done
-# Where a resident round's device time goes: every kernel's duration and DRAM traffic
-# (the element kernels' achieved bandwidth), and, with Nsight Systems, the copies and the
-# gaps between kernels that the backend's event marks lump together.
-if want profile; then
-  resident_round=("$build/apps/dtsim" run bench/dpsgd32.yaml --quiet --set nodes=1024
-    --set model.backend=cuda-resident)
-  if [ -n "$ncu" ]; then
-    step 180 "kernels of resident MLP rounds, 1024 nodes (ncu)" "$ncu" --clock-control none \
-      --metrics gpu__time_duration.sum,dram__bytes.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed \
-      --print-summary per-kernel --log-file "${OUT:-/tmp}/ncu_mlp_resident.txt" \
-      "${resident_round[@]}" -o /tmp/ncu_mlp_resident.h5 --set stop.steps=3
-  else
-    echo "=== no Nsight Compute (ncu) on this machine"
-  fi
-  # The newest Nsight Systems if several are installed; its summary tables go to the log
-  # (the report file itself stays on the machine).
-  nsys=$(command -v nsys || ls /opt/nvidia/nsight-systems/*/bin/nsys /usr/local/cuda/bin/nsys \
-    2> /dev/null | sort -V | tail -1)
-  if [ -n "$nsys" ]; then
-    step 120 "timeline of 40 resident MLP rounds, 1024 nodes (nsys)" "$nsys" profile \
-      --stats=true --force-overwrite true -o /tmp/nsys_mlp_resident \
-      "${resident_round[@]}" -o /tmp/nsys_mlp_resident.h5 --set stop.steps=40
-  else
-    echo "=== no Nsight Systems (nsys) on this machine"
-  fi
-fi
 # The goal row with the baseline binary and this one in turn, on one warm GPU, in the order
 # A B, B A, A B (so that neither always runs first): each step's title names the binary by
 # the commit its --version gives.
@@ -160,6 +135,11 @@ if want ab; then
     echo "=== no dtsim-baseline in the bundle (device_bundle.sh's BASELINE)"
   fi
 fi
+# The goal row's steady state: this binary at 1,024 nodes with 1.6 M node-steps, three
+# times (with the 400 k-step runs of 'ab', the rate net of start-up is the extra steps over
+# the extra wall time).
+want goal && step 120 "goal row, 1.6 M steps, 3 runs" env BACKENDS="cuda-resident" \
+  CUDA_NODE_STEPS=1600000 REPEATS=3 bench/backend_bench.sh "$build" 1024
 # The methods whose steps run on the engine thread, with and without resident vectors
 # (ASGD's rate small enough that 1,024 workers' stale gradients do not diverge in 100
 # steps: checked on the CPU).
@@ -168,4 +148,31 @@ if want methods; then
     step 120 "MLP, $algorithm, 1024 nodes" env BACKENDS="cuda cuda-resident" \
       CUDA_NODE_STEPS=100000 ALGORITHM="$algorithm" bench/backend_bench.sh "$build" 1024
   done
+fi
+# Where a resident round's device time goes: every kernel's duration and DRAM traffic
+# (the element kernels' achieved bandwidth), and, with Nsight Systems, the copies and the
+# gaps between kernels that the backend's event marks lump together.
+if want profile; then
+  resident_round=("$build/apps/dtsim" run bench/dpsgd32.yaml --quiet --set nodes=1024
+    --set model.backend=cuda-resident)
+  if [ -n "$ncu" ]; then
+    step 150 "kernels of resident MLP rounds, 1024 nodes (ncu)" "$ncu" --clock-control none \
+      --launch-count 600 \
+      --metrics gpu__time_duration.sum,dram__bytes.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed \
+      --print-summary per-kernel --log-file "${OUT:-/tmp}/ncu_mlp_resident.txt" \
+      "${resident_round[@]}" -o /tmp/ncu_mlp_resident.h5 --set stop.steps=3
+  else
+    echo "=== no Nsight Compute (ncu) on this machine"
+  fi
+  # The newest Nsight Systems if several are installed; its summary tables go to the log
+  # (the report file itself stays on the machine).
+  nsys=$(command -v nsys || ls /opt/nvidia/nsight-systems/*/bin/nsys /usr/local/cuda/bin/nsys \
+    2> /dev/null | sort -V | tail -1)
+  if [ -n "$nsys" ]; then
+    step 120 "timeline of 40 resident MLP rounds, 1024 nodes (nsys)" "$nsys" profile \
+      --stats=true --force-overwrite true -o /tmp/nsys_mlp_resident \
+      "${resident_round[@]}" -o /tmp/nsys_mlp_resident.h5 --set stop.steps=40
+  else
+    echo "=== no Nsight Systems (nsys) on this machine"
+  fi
 fi
