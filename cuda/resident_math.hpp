@@ -71,15 +71,25 @@ DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std
   float* x = models + row;
   const float refresh_lr = m.refresh_lr ? m.refresh_lr[b] : 0.0f;
   const float subtract_lr = m.subtract_lr ? m.subtract_lr[b] : 0.0f;
+  // The rows read below are all loaded before the first store (local_step_tile says why).
+  float x_old[J], mhat_old[J], u[J];
+  DTSIM_UNROLL
+  for (int j = 0; j < J; ++j) {
+    const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
+    const bool in_row = e < P;
+    x_old[j] = in_row && m.refresh_lr ? x[e] : 0.0f;
+    mhat_old[j] = in_row && m.refresh_lr ? mhat[row + e] : 0.0f;
+    u[j] = in_row && m.subtract_lr ? m.u_rows[row + e] : 0.0f;
+  }
   DTSIM_UNROLL
   for (int j = 0; j < J; ++j) {
     const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
     if (e >= P)
       break;
     if (m.refresh_lr)
-      mhat[row + e] = m.mu * mhat[row + e] + (1 - m.mu) * ((x[e] - v[j]) / refresh_lr);
+      mhat[row + e] = m.mu * mhat_old[j] + (1 - m.mu) * ((x_old[j] - v[j]) / refresh_lr);
     if (m.subtract_lr)
-      v[j] = v[j] - subtract_lr * m.u_rows[row + e];
+      v[j] = v[j] - subtract_lr * u[j];
     x[e] = v[j];
   }
 }
@@ -101,7 +111,11 @@ struct StepBatch {
   bool combine_then_adapt = false; // u into the gradient's row, out[b] = x
 };
 
-// A tile of entry b's elements, as mix_tile's.
+// A tile of entry b's elements, as mix_tile's. The tile's gradient, model and momentum are
+// all loaded before anything is stored: the compiler cannot tell that the rows do not
+// overlap, so a store between two elements' loads would keep the next element's loads
+// waiting for it (one element's loads in flight per thread, not J's; Nsight Compute put
+// the interleaved kernel at 57% of the H100's DRAM bandwidth, the mixing's at 77%).
 template <int J>
 DTSIM_HD inline void local_step_tile(const StepBatch& s, float* grads, const float* models,
                                      float* momenta, std::size_t P, int b, std::size_t e0,
@@ -112,32 +126,40 @@ DTSIM_HD inline void local_step_tile(const StepBatch& s, float* grads, const flo
   float* m_row = s.momentum != 0 ? momenta + row : nullptr;
   float* out = s.out[b];
   const float lr = s.lr[b];
+  float g[J], x[J], m_old[J];
+  DTSIM_UNROLL
+  for (int j = 0; j < J; ++j) {
+    const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
+    const bool in_row = e < P;
+    g[j] = in_row ? g_row[e] : 0.0f;
+    x[j] = in_row ? x_row[e] : 0.0f;
+    m_old[j] = in_row && m_row ? m_row[e] : 0.0f;
+  }
   DTSIM_UNROLL
   for (int j = 0; j < J; ++j) {
     const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
     if (e >= P)
       break;
-    const float g = g_row[e], x = x_row[e];
     if (s.combine_then_adapt) {
-      float u = s.weight_decay > 0 ? g + s.weight_decay * x : g;
+      float u = s.weight_decay > 0 ? g[j] + s.weight_decay * x[j] : g[j];
       if (m_row) {
-        const float m = s.momentum * m_row[e] + u;
+        const float m = s.momentum * m_old[j] + u;
         m_row[e] = m;
         u = s.nesterov ? u + s.momentum * m : m;
       }
       g_row[e] = u;
       if (out)
-        out[e] = x;
+        out[e] = x[j];
       continue;
     }
-    float u = g + s.weight_decay * x;
+    float u = g[j] + s.weight_decay * x[j];
     if (m_row) {
-      const float m = s.momentum * m_row[e] + g + s.weight_decay * x;
+      const float m = s.momentum * m_old[j] + g[j] + s.weight_decay * x[j];
       if (!s.quasi_global)
         m_row[e] = m;
-      u = s.nesterov ? g + s.weight_decay * x + s.momentum * m : m;
+      u = s.nesterov ? g[j] + s.weight_decay * x[j] + s.momentum * m : m;
     }
-    out[e] = x - lr * u;
+    out[e] = x[j] - lr * u;
   }
 }
 
