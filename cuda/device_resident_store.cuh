@@ -35,6 +35,26 @@ template <class T> struct StagedPlan {
   }
 };
 
+// out[node] = ||row_node - mean||^2 over P floats, one block per node: each thread's
+// partial sum (resident_math.hpp's squared_distance_partial), then a tree over the block in
+// a fixed order, so the same rows give the same bits.
+constexpr int kDistanceThreads = 256;
+__global__ void squared_distance_kernel(const float* rows, const float* mean, std::size_t P,
+                                        double* out) {
+  __shared__ double part[kDistanceThreads];
+  const int t = static_cast<int>(threadIdx.x);
+  const float* row = rows + static_cast<std::size_t>(blockIdx.x) * P;
+  part[t] = squared_distance_partial(row, mean, P, t, kDistanceThreads);
+  __syncthreads();
+  for (int width = kDistanceThreads / 2; width > 0; width /= 2) {
+    if (t < width)
+      part[t] += part[t + width];
+    __syncthreads();
+  }
+  if (t == 0)
+    out[blockIdx.x] = part[0];
+}
+
 // dst = op(a, b, s) over P floats on the stream (a free function: nvcc allows no device
 // lambda in a private member).
 template <int J>
@@ -95,22 +115,46 @@ public:
     check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
     bus_.host_to_device_bytes += static_cast<std::int64_t>(nodes_ * P_ * sizeof(float));
   }
-  void mean_of_live(std::span<float> out) override {
-    if (out.size() != P_ || live_.data == nullptr)
-      throw std::invalid_argument("resident live models: none, or not of the model's size");
-    live_mean_.resize(P_, "cudaMalloc (resident live mean)");
-    const float* rows = live_.data;
-    float* mean = live_mean_.data;
+  void mean_of_rows(VectorRef::Kind rows, std::span<float> out) override {
+    const float* data = rows == VectorRef::Kind::model  ? models_.data
+                        : rows == VectorRef::Kind::live ? live_.data
+                                                        : nullptr;
+    if (out.size() != P_ || data == nullptr)
+      throw std::invalid_argument("resident mean: no such rows, or not of the model's size");
+    queue_mean(data);
+    check(cudaMemcpyAsync(out.data(), mean_.data, P_ * sizeof(float), cudaMemcpyDeviceToHost,
+                          stream_),
+          "cudaMemcpyAsync (resident mean)");
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    bus_.device_to_host_bytes += static_cast<std::int64_t>(P_ * sizeof(float));
+  }
+  double consensus_distance() override {
+    queue_mean(models_.data);
+    distances_.resize(nodes_, "cudaMalloc (resident consensus)");
+    squared_distance_kernel<<<static_cast<unsigned>(nodes_), kDistanceThreads, 0, stream_>>>(
+        models_.data, mean_.data, P_, distances_.data);
+    check(cudaGetLastError(), "kernel launch (resident consensus)");
+    distances_host_.resize(nodes_);
+    check(cudaMemcpyAsync(distances_host_.data(), distances_.data, nodes_ * sizeof(double),
+                          cudaMemcpyDeviceToHost, stream_),
+          "cudaMemcpyAsync (resident consensus)");
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    bus_.device_to_host_bytes += static_cast<std::int64_t>(nodes_ * sizeof(double));
+    double sum = 0;
+    for (const double d : distances_host_)
+      sum += d;
+    return sum / static_cast<double>(nodes_);
+  }
+  // mean_ = the mean of `rows` (nodes_ rows of P floats), on the stream.
+  void queue_mean(const float* rows) {
+    mean_.resize(P_, "cudaMalloc (resident mean)");
+    float* mean = mean_.data;
     const int nodes = static_cast<int>(nodes_);
     const std::size_t P = P_;
     each_element(stream_, 1, P, [=] __device__(int, std::size_t e) {
       mean[e] = mean_of_rows_element(rows, nodes, P, e);
     });
-    check(cudaGetLastError(), "kernel launch (resident live mean)");
-    check(cudaMemcpyAsync(out.data(), mean, P_ * sizeof(float), cudaMemcpyDeviceToHost, stream_),
-          "cudaMemcpyAsync (resident live mean)");
-    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-    bus_.device_to_host_bytes += static_cast<std::int64_t>(P_ * sizeof(float));
+    check(cudaGetLastError(), "kernel launch (resident mean)");
   }
   void read(VectorRef ref, std::span<float> out) override {
     if (out.size() != P_)
@@ -361,7 +405,9 @@ private:
   std::size_t nodes_, P_;
   cudaStream_t stream_;
   TransferStats& bus_;
-  DeviceArray<float> models_, grads_, momenta_, live_, live_mean_;
+  DeviceArray<float> models_, grads_, momenta_, live_, mean_;
+  DeviceArray<double> distances_;      // consensus_distance's, one per node
+  std::vector<double> distances_host_; // the same on the host
   DeviceArray<float> server_[2];
   std::vector<DeviceArray<float>> messages_;
   std::vector<Mix> mixes_;

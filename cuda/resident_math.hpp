@@ -214,4 +214,17 @@ DTSIM_HD inline float mean_of_rows_element(const float* rows, int nodes, std::si
   return o / static_cast<float>(nodes);
 }
 
+// Thread t's share of ||row - mean||^2 over P floats when `threads` threads stride the row
+// (the consensus distance's per-node reduction): the float difference squared, summed in
+// double in element order.
+DTSIM_HD inline double squared_distance_partial(const float* row, const float* mean, std::size_t P,
+                                                int t, int threads) {
+  double s = 0;
+  for (std::size_t e = static_cast<std::size_t>(t); e < P; e += static_cast<std::size_t>(threads)) {
+    const float d = row[e] - mean[e];
+    s += static_cast<double>(d) * static_cast<double>(d);
+  }
+  return s;
+}
+
 } // namespace dtsim::cuda

@@ -6,12 +6,16 @@
 
 namespace dtsim {
 
-void Algorithm::eval_model(const Context& ctx, std::span<float> out) const {
+void Context::mean_of_models(std::span<float> out) const {
   VecMap avg = as_vec(out);
-  avg = as_vec(ctx.params_view(0));
-  for (int i = 1; i < ctx.num_nodes(); ++i)
-    avg += as_vec(ctx.params_view(i));
-  avg /= static_cast<float>(ctx.num_nodes());
+  avg = as_vec(params_view(0));
+  for (int i = 1; i < num_nodes(); ++i)
+    avg += as_vec(params_view(i));
+  avg /= static_cast<float>(num_nodes());
+}
+
+void Algorithm::eval_model(const Context& ctx, std::span<float> out) const {
+  ctx.mean_of_models(out);
 }
 
 } // namespace dtsim

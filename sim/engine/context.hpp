@@ -34,6 +34,9 @@ public:
   virtual std::span<float> params(int node) = 0; // requires !computing(node)
   virtual std::span<const float> params_view(int node) const = 0;
   virtual bool computing(int node) const = 0;
+  // The average of the node models, summed in node order (the default evaluation model);
+  // an engine whose backend keeps the models computes it there, with the same bits.
+  virtual void mean_of_models(std::span<float> out) const;
 
   // Starts node's next minibatch gradient at params(node); the engine draws the minibatch
   // and the compute time now and calls Algorithm::on_gradient when it is ready.

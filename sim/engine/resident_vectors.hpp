@@ -106,9 +106,16 @@ public:
   }
   // out = the vector (a parameter server's evaluation model), after the steps before.
   virtual void read(VectorRef ref, std::span<float> out) = 0;
-  // The mean of the nodes' live models, summed in node order (a pairwise method's
-  // evaluation model).
-  virtual void mean_of_live(std::span<float> out) = 0;
+  // The mean of the nodes' models (rows: model) or live models (rows: live), summed in node
+  // order: an evaluation model (Context::mean_of_models, a pairwise method's), computed
+  // where the rows are (only P floats cross). The same bits on every backend: each element
+  // is the same sequence of additions and one division.
+  virtual void mean_of_rows(VectorRef::Kind rows, std::span<float> out) = 0;
+  // The node models' consensus distance (1/n) sum_i ||x_i - mean||^2, the evaluations'
+  // column, computed where the models are (on the host: consensus_distance.hpp's, the
+  // engine's own; on a device its own fixed-order reduction, deterministic but not the
+  // host's bits).
+  virtual double consensus_distance() = 0;
   // How many apply() calls wrote a model: the engine's pulled copy is stale when this moved.
   std::uint64_t model_writes() const { return model_writes_; }
 

@@ -3,6 +3,7 @@
 #include "sim/engine/simulator.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/engine/consensus_distance.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -187,6 +188,7 @@ bool Simulator::run_on_working_copy(int node) {
 
 void Simulator::pull_models() const {
   resident_->pull_models({node_params_.data(), static_cast<std::size_t>(node_params_.size())});
+  ++model_pulls_;
   pulled_batches_ = batcher_->batches();
   pulled_model_writes_ = resident_->model_writes();
 }
@@ -479,11 +481,24 @@ void Simulator::on_order_timer(const Event& e) {
 void Simulator::settle_for_reading() {
   for (auto& slot : slots_)
     slot->wait();
-  // A method without node models (a parameter server) reads none: its resident models stay
-  // where they are (params_view would still pull them for a reader).
-  if (models_stale() && parts_.algorithm->has_node_models())
-    pull_models();
+  // Resident models are not pulled here: params_view pulls them for the first reader that
+  // needs them, and the evaluations' mean and consensus distance are computed where they
+  // are (mean_of_models, consensus), so an evaluation moves P floats, not n * P.
   settle_models();
+}
+
+void Simulator::mean_of_models(std::span<float> out) const {
+  if (resident_) {
+    resident_->mean_of_rows(VectorRef::Kind::model, out);
+    return;
+  }
+  Context::mean_of_models(out);
+}
+
+double Simulator::consensus_of_models() {
+  if (resident_)
+    return resident_->consensus_distance();
+  return consensus_distance(node_params_, average_model_);
 }
 
 void Simulator::measure_epoch() {
@@ -636,13 +651,8 @@ void Simulator::evaluate() {
   c.emplace_back("node_accuracy_std", acc_std);
 
   double consensus = std::nan("");
-  if (node_models && !timing_only()) {
-    average_model_ = node_params_.rowwise().sum() / static_cast<float>(nodes_);
-    double sum = 0;
-    for (int i = 0; i < nodes_; ++i)
-      sum += static_cast<double>((node_params_.col(i) - average_model_).squaredNorm());
-    consensus = sum / nodes_;
-  }
+  if (node_models && !timing_only())
+    consensus = consensus_of_models();
   c.emplace_back("consensus_distance", consensus);
   c.emplace_back("bytes_sent", static_cast<double>(bytes_sent_));
   c.emplace_back("staleness_mean",
@@ -757,7 +767,8 @@ RunSummary Simulator::summary() const {
          {"device_compute_wall_seconds", bus.compute_seconds},
          {"device_download_wall_seconds", bus.download_seconds},
          {"device_staging_wall_seconds", bus.staging_seconds},
-         {"resident_vectors", resident_ ? 1.0 : 0.0}});
+         {"resident_vectors", resident_ ? 1.0 : 0.0},
+         {"resident_model_pulls", static_cast<double>(model_pulls_)}});
   }
   if (probe_)
     s.number_attributes.emplace_back("memory_epoch_probe_bytes",

@@ -102,6 +102,7 @@ public:
   const Topology& topology() const override { return *parts_.topology; }
   std::span<float> params(int node) override;
   std::span<const float> params_view(int node) const override;
+  void mean_of_models(std::span<float> out) const override;
   bool computing(int node) const override;
   void start_gradient(int node, std::int64_t tag) override;
   SharedBuffer new_buffer() override { return pool_.acquire(); }
@@ -179,6 +180,7 @@ private:
   // stale again).
   mutable std::int64_t pulled_batches_ = 0;
   mutable std::uint64_t pulled_model_writes_ = 0; // resident_->model_writes() at the pull
+  mutable std::int64_t model_pulls_ = 0;          // every node model to the host, each time
   // The pulled copy is stale once a batch ran or a method's step wrote a model since.
   bool models_stale() const {
     return resident_ && (batcher_->batches() != pulled_batches_ ||
@@ -222,8 +224,11 @@ private:
   void rebuild_kept_model(int node) const; // the same without counting a read
   void settle_models() const;              // every node, rebuilds in parallel
   // Before an evaluation or epoch probe reads the models: every task done (before_gradient
-  // hooks included), a resident backend's models pulled, kept models rebuilt.
+  // hooks included), kept models rebuilt (a resident backend's models are pulled by the
+  // first params_view that needs them).
   void settle_for_reading();
+  // The evaluations' consensus distance, computed where the models are.
+  double consensus_of_models();
   // Engine thread, before node's task starts: whether it runs on a working copy.
   bool run_on_working_copy(int node);
   std::unique_ptr<EpochProbe> probe_; // eval.per_epoch only

@@ -229,7 +229,7 @@ void AdPsgd::next_gradient(Context& ctx, int node) {
 void AdPsgd::eval_model(const Context&, std::span<float> out) const {
   // Summed in node order: the same result on every run.
   if (resident_)
-    resident_->mean_of_live(out);
+    resident_->mean_of_rows(VectorRef::Kind::live, out);
   else
     mean_of_columns(live_, out);
 }

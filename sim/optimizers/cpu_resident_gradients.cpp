@@ -3,6 +3,7 @@
 #include "sim/optimizers/cpu_resident_gradients.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/engine/consensus_distance.hpp"
 #include "sim/optimizers/gossip_protocol.hpp"
 #include "sim/optimizers/local_update.hpp"
 #include "sim/optimizers/quasi_global.hpp"
@@ -109,8 +110,14 @@ void CpuResidentGradients::read(VectorRef ref, std::span<float> out) {
   as_vec(out) = as_vec(std::span<const float>(address(ref)));
 }
 
-void CpuResidentGradients::mean_of_live(std::span<float> out) {
-  mean_of_columns(live_, out);
+void CpuResidentGradients::mean_of_rows(VectorRef::Kind rows, std::span<float> out) {
+  DTSIM_ASSERT(rows == VectorRef::Kind::model || rows == VectorRef::Kind::live,
+               "mean_of_rows: models or live models");
+  mean_of_columns(rows == VectorRef::Kind::model ? models_ : live_, out);
+}
+
+double CpuResidentGradients::consensus_distance() {
+  return dtsim::consensus_distance(models_, mean_);
 }
 
 void CpuResidentGradients::push_models(std::span<const float> models) {

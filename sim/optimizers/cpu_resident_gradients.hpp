@@ -37,7 +37,8 @@ public:
   void copy_model_to_message(int node, std::uint32_t id) override;
   void push_models(std::span<const float> models) override;
   void pull_models(std::span<float> models) override;
-  void mean_of_live(std::span<float> out) override;
+  void mean_of_rows(VectorRef::Kind rows, std::span<float> out) override;
+  double consensus_distance() override;
   void read(VectorRef ref, std::span<float> out) override;
 
 private:
@@ -71,6 +72,7 @@ private:
   std::vector<Mix> mixes_;
   std::vector<Step> steps_;
   std::vector<GradientJob> jobs_; // the batch's jobs on this memory
+  Vec mean_;                      // consensus_distance's scratch
   LocalUpdateRule rule_;
 };
 

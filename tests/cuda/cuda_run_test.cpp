@@ -100,6 +100,19 @@ TEST_SUITE("cuda") {
                        gpu.number_attributes.at("gradient_steps");
     MESSAGE("cuda-resident bus per node-step: " << bus << " bytes");
     CHECK(bus < 0.5e6);
+    // Without per-node accuracies an evaluation's mean and consensus distance are computed
+    // on the device: the models never come to the host.
+    const std::string eval = "--set stop.epochs=1 --set 'eval={every_s: 4.0}'";
+    const TraceContents cpu_mean =
+        run("cpu-resident", "mean-cpu", "scenarios/quickstart.yaml", eval);
+    const TraceContents gpu_mean =
+        run("cuda-resident", "mean-cuda", "scenarios/quickstart.yaml", eval);
+    CHECK(gpu_mean.number_attributes.at("resident_model_pulls") == 0);
+    CHECK(std::abs(gpu_mean.metrics.at("test_accuracy").back() -
+                   cpu_mean.metrics.at("test_accuracy").back()) <= 0.005);
+    const double cpu_consensus = cpu_mean.metrics.at("consensus_distance").back();
+    CHECK(std::abs(gpu_mean.metrics.at("consensus_distance").back() - cpu_consensus) <=
+          0.01 * cpu_consensus);
   }
 
   TEST_CASE("CUDA: other cuda-resident configurations match cpu-resident and repeat bit for bit") {

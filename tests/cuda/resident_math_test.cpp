@@ -3,6 +3,7 @@
 // (weighted_sum for the mixing, LocalUpdate::step for the local update), no GPU needed.
 #include "cuda/resident_math.hpp"
 #include "sim/core/rng.hpp"
+#include "sim/engine/consensus_distance.hpp"
 #include "sim/optimizers/gossip_protocol.hpp"
 #include "sim/optimizers/local_update.hpp"
 #include "sim/optimizers/quasi_global.hpp"
@@ -265,7 +266,9 @@ TEST_SUITE("cuda") {
     }
   }
 
-  TEST_CASE("Resident math: the live models' mean equals mean_of_columns") {
+  TEST_CASE("Resident math: the rows' mean is mean_of_columns' bits") {
+    // The same additions in node order and one division per element: the evaluation model
+    // of a resident run is the host's, bit for bit.
     Rng rng = Rng::stream(8, "test", Rng::kNoNode);
     const int nodes = 5;
     const std::vector<float> rows = random_vector(rng, nodes * kP);
@@ -274,6 +277,34 @@ TEST_SUITE("cuda") {
     mean_of_columns(columns, host);
     for (std::size_t e = 0; e < kP; ++e)
       kernel[e] = mean_of_rows_element(rows.data(), nodes, kP, e);
-    CHECK(relative_error(kernel, host) < 1e-6);
+    CHECK(kernel == host);
+  }
+
+  TEST_CASE("Resident math: the consensus distance's partial sums give the host's distance") {
+    // The device kernel's per-node reduction: thread t's partial over a strided row, then a
+    // tree over the block; here on the host, against consensus_distance.hpp.
+    Rng rng = Rng::stream(9, "test", Rng::kNoNode);
+    const int nodes = 6, threads = 256;
+    const std::vector<float> rows = random_vector(rng, nodes * kP);
+    const Eigen::MatrixXf columns = Eigen::Map<const Eigen::MatrixXf>(rows.data(), kP, nodes);
+    Vec host_mean;
+    const double host = consensus_distance(columns, host_mean);
+    std::vector<float> mean(kP);
+    for (std::size_t e = 0; e < kP; ++e)
+      mean[e] = mean_of_rows_element(rows.data(), nodes, kP, e);
+    double sum = 0;
+    for (int node = 0; node < nodes; ++node) {
+      std::vector<double> part(threads);
+      for (int t = 0; t < threads; ++t)
+        part[static_cast<std::size_t>(t)] = squared_distance_partial(
+            rows.data() + static_cast<std::size_t>(node) * kP, mean.data(), kP, t, threads);
+      for (int width = threads / 2; width > 0; width /= 2)
+        for (int t = 0; t < width; ++t)
+          part[static_cast<std::size_t>(t)] += part[static_cast<std::size_t>(t + width)];
+      sum += part[0];
+    }
+    const double device = sum / nodes;
+    CHECK(host > 0);
+    CHECK(std::abs(device - host) <= 1e-6 * host);
   }
 }

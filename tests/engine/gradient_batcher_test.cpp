@@ -140,6 +140,26 @@ TEST_SUITE("engine") {
     }
   }
 
+  TEST_CASE("Resident vectors: evaluations leave the models in the backend") {
+    // The mean and the consensus distance are computed where the models are: without
+    // per-node accuracies no evaluation pulls the models, and the trace is still
+    // cpu-batched's; per-node accuracies read every model, so those evaluations pull them.
+    for (const char* algorithm :
+         {"{name: dsgd, lr: 0.1, momentum: 0.9}", "{name: ad-psgd, lr: 0.1}"}) {
+      CAPTURE(algorithm);
+      const std::vector<std::string> sets = {"eval={every_s: 0.05}"};
+      const MemoryTraceSink reference = run(algorithm, "cpu-batched", 2, sets);
+      const MemoryTraceSink resident = run(algorithm, "cpu-resident", 2, sets);
+      CHECK(testing::summary_attribute(resident, "resident_vectors") == 1);
+      check_same_run(reference, resident);
+      CHECK(testing::summary_attribute(resident, "resident_model_pulls") == 0);
+      const MemoryTraceSink per_node = run(algorithm, "cpu-resident", 2);
+      const double pulls = testing::summary_attribute(per_node, "resident_model_pulls");
+      CHECK(pulls > 0);
+      CHECK(pulls <= static_cast<double>(per_node.rows().size()));
+    }
+  }
+
   TEST_CASE("Batched gradients: a synchronous round is one batch of every node") {
     // Constant compute times and no stragglers: all 8 nodes start each round together.
     const std::vector<std::string> sets = {"system.compute={dist: constant, mean_s: 0.01}"};
