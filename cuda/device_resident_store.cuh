@@ -38,7 +38,6 @@ template <class T> struct StagedPlan {
 // out[node] = ||row_node - mean||^2 over P floats, one block per node: each thread's
 // partial sum (resident_math.hpp's squared_distance_partial), then a tree over the block in
 // a fixed order, so the same rows give the same bits.
-constexpr int kDistanceThreads = 256;
 __global__ void squared_distance_kernel(const float* rows, const float* mean, std::size_t P,
                                         double* out) {
   __shared__ double part[kDistanceThreads];

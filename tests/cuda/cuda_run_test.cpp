@@ -101,7 +101,7 @@ TEST_SUITE("cuda") {
     MESSAGE("cuda-resident bus per node-step: " << bus << " bytes");
     CHECK(bus < 0.5e6);
     // Without per-node accuracies an evaluation's mean and consensus distance are computed
-    // on the device: the models never come to the host.
+    // on the device (cuda_resident_test.cpp checks them): the models never come to the host.
     const std::string eval = "--set stop.epochs=1 --set 'eval={every_s: 4.0}'";
     const TraceContents cpu_mean =
         run("cpu-resident", "mean-cpu", "scenarios/quickstart.yaml", eval);
@@ -110,9 +110,6 @@ TEST_SUITE("cuda") {
     CHECK(gpu_mean.number_attributes.at("resident_model_pulls") == 0);
     CHECK(std::abs(gpu_mean.metrics.at("test_accuracy").back() -
                    cpu_mean.metrics.at("test_accuracy").back()) <= 0.005);
-    const double cpu_consensus = cpu_mean.metrics.at("consensus_distance").back();
-    CHECK(std::abs(gpu_mean.metrics.at("consensus_distance").back() - cpu_consensus) <=
-          0.01 * cpu_consensus);
   }
 
   TEST_CASE("CUDA: other cuda-resident configurations match cpu-resident and repeat bit for bit") {

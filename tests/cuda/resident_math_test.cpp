@@ -284,7 +284,7 @@ TEST_SUITE("cuda") {
     // The device kernel's per-node reduction: thread t's partial over a strided row, then a
     // tree over the block; here on the host, against consensus_distance.hpp.
     Rng rng = Rng::stream(9, "test", Rng::kNoNode);
-    const int nodes = 6, threads = 256;
+    const int nodes = 6, threads = kDistanceThreads;
     const std::vector<float> rows = random_vector(rng, nodes * kP);
     const Eigen::MatrixXf columns = Eigen::Map<const Eigen::MatrixXf>(rows.data(), kP, nodes);
     Vec host_mean;

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+// The resident device store's evaluation statistics against the host's (need a CUDA device):
+// the mean of the node models bit for bit, the consensus distance within rounding.
+#include "cuda/cuda_backend.hpp"
+#include "cuda/device_gradients.hpp"
+#include "sim/core/rng.hpp"
+#include "sim/engine/consensus_distance.hpp"
+#include "sim/engine/resident_vectors.hpp"
+#include "sim/optimizers/vector_ops.hpp"
+
+#include <cmath>
+#include <doctest/doctest.h>
+#include <vector>
+
+using namespace dtsim;
+
+TEST_SUITE("cuda") {
+  TEST_CASE("CUDA: a resident store's mean model and consensus distance equal the host's") {
+    if (const std::string why = cuda::unavailable_reason(); !why.empty()) {
+      MESSAGE("SKIPPED: " << why);
+      return;
+    }
+    const std::vector<int> widths{40, 24, 12, 6}; // 1,362 parameters
+    const int nodes = 7, examples = 64;
+    Rng rng = Rng::stream(13, "test", Rng::kNoNode);
+    std::vector<float> features(static_cast<std::size_t>(widths.front() * examples));
+    for (float& f : features)
+      f = static_cast<float>(rng.uniform(-1.0, 1.0));
+    std::vector<std::int32_t> labels(examples);
+    for (std::size_t k = 0; k < labels.size(); ++k)
+      labels[k] = static_cast<std::int32_t>(k % 6);
+    const auto device = cuda::make_device_mlp(widths, features, labels, 8, 65535, nodes);
+    ResidentVectors* resident = device->resident();
+    REQUIRE(resident != nullptr);
+    const std::size_t P = 1362;
+    Eigen::MatrixXf models(static_cast<Eigen::Index>(P), nodes);
+    for (Eigen::Index i = 0; i < models.size(); ++i)
+      models.data()[i] = static_cast<float>(rng.uniform(-1.0, 1.0));
+    resident->push_models({models.data(), static_cast<std::size_t>(models.size())});
+
+    std::vector<float> mean_device(P), mean_host(P);
+    resident->mean_of_rows(VectorRef::Kind::model, mean_device);
+    mean_of_columns(models, mean_host);
+    CHECK(mean_device == mean_host);
+
+    Vec scratch;
+    const double host = consensus_distance(models, scratch);
+    const double on_device = resident->consensus_distance();
+    CHECK(host > 0);
+    CHECK(std::abs(on_device - host) <= 1e-6 * host);
+    CHECK(resident->consensus_distance() == on_device); // the same bits again
+  }
+}
