@@ -144,7 +144,8 @@ public:
       sum += d;
     return sum / static_cast<double>(nodes_);
   }
-  // mean_ = the mean of `rows` (nodes_ rows of P floats), on the stream.
+  // mean_ = the mean of `rows` (nodes_ rows of P floats), on the stream (public only because
+  // nvcc allows no device lambda in a private member).
   void queue_mean(const float* rows) {
     mean_.resize(P_, "cudaMalloc (resident mean)");
     float* mean = mean_.data;
