@@ -101,6 +101,22 @@ public:
   TransferStats transfers() const override { return bus_; }
   std::string device_name() const override { return name_; }
   ResidentVectors* resident() override { return store_.get(); }
+
+  // Per-node accuracies of the resident models, in place, for a network with an evaluation
+  // pass (the MLP/softmax one): the examples go up once per run, then the nodes in chunks
+  // whose activations fit kEvalBytes; only each node's loss sum and correct count come down.
+  bool evaluate_resident(std::span<const float> features, std::span<const std::int32_t> labels,
+                         std::span<EvalResult> out) override {
+    if constexpr (requires(const Network& net) { net.eval_scratch_floats(1); }) {
+      if (!store_ || labels.empty() || out.size() != store_->nodes() ||
+          features.size() % labels.size() != 0)
+        return false;
+      guarded([&] { evaluate_unguarded(features, labels, out); });
+      return true;
+    } else {
+      return false;
+    }
+  }
   void finish(std::span<GradientJob> jobs) override {
     if (resident_jobs(jobs))
       guarded([&] { store_->run_steps(jobs); });
@@ -142,6 +158,69 @@ private:
     host_idx_.resize(c * n, "cudaMallocHost (indices)");
     host_loss_.resize(c, "cudaMallocHost (losses)");
     capacity_ = c;
+  }
+
+  void evaluate_unguarded(std::span<const float> features, std::span<const std::int32_t> labels,
+                          std::span<EvalResult> out) {
+    const cudaStream_t s = stream_.stream;
+    const int n = static_cast<int>(labels.size());
+    if (eval_x_.size != features.size() || eval_labels_.size != labels.size()) {
+      eval_x_.resize(features.size(), "cudaMalloc (evaluation set)");
+      eval_labels_.resize(labels.size(), "cudaMalloc (evaluation labels)");
+      check(cudaMemcpyAsync(eval_x_.data, features.data(), features.size() * sizeof(float),
+                            cudaMemcpyHostToDevice, s),
+            "cudaMemcpyAsync (evaluation set)");
+      check(cudaMemcpyAsync(eval_labels_.data, labels.data(), labels.size() * sizeof(std::int32_t),
+                            cudaMemcpyHostToDevice, s),
+            "cudaMemcpyAsync (evaluation labels)");
+      bus_.host_to_device_bytes += static_cast<std::int64_t>(features.size() * sizeof(float) +
+                                                             labels.size() * sizeof(std::int32_t));
+    }
+    const std::vector<std::size_t> floats = net_.eval_scratch_floats(n);
+    std::size_t per_node = static_cast<std::size_t>(n) * (sizeof(double) + sizeof(std::int32_t)) +
+                           sizeof(double) + sizeof(std::int64_t);
+    for (const std::size_t f : floats)
+      per_node += f * sizeof(float);
+    const std::size_t nodes = out.size();
+    const std::size_t chunk =
+        std::clamp<std::size_t>(kEvalBytes / per_node, 1, std::min<std::size_t>(nodes, kMaxGridY));
+    eval_act_.resize(floats.size());
+    std::vector<float*> act(floats.size());
+    for (std::size_t k = 0; k < floats.size(); ++k) {
+      eval_act_[k].resize(chunk * floats[k], "cudaMalloc (evaluation activations)");
+      act[k] = eval_act_[k].data;
+    }
+    eval_column_loss_.resize(chunk * static_cast<std::size_t>(n), "cudaMalloc (evaluation)");
+    eval_column_correct_.resize(chunk * static_cast<std::size_t>(n), "cudaMalloc (evaluation)");
+    eval_loss_.resize(chunk, "cudaMalloc (evaluation)");
+    eval_correct_.resize(chunk, "cudaMalloc (evaluation)");
+    std::vector<double> loss(chunk);
+    std::vector<std::int64_t> correct(chunk);
+    const std::size_t P = net_.num_params();
+    for (std::size_t first = 0; first < nodes; first += chunk) {
+      const std::size_t count = std::min(chunk, nodes - first);
+      const MlpEvalBuffers buf{store_->model_rows() + first * P,
+                               eval_x_.data,
+                               eval_labels_.data,
+                               act.data(),
+                               eval_column_loss_.data,
+                               eval_column_correct_.data,
+                               eval_loss_.data,
+                               eval_correct_.data};
+      net_.evaluate(blas_.blas, s, buf, static_cast<int>(count), n);
+      check(cudaGetLastError(), "kernel launch (evaluation)");
+      check(cudaMemcpyAsync(loss.data(), eval_loss_.data, count * sizeof(double),
+                            cudaMemcpyDeviceToHost, s),
+            "cudaMemcpyAsync (evaluation)");
+      check(cudaMemcpyAsync(correct.data(), eval_correct_.data, count * sizeof(std::int64_t),
+                            cudaMemcpyDeviceToHost, s),
+            "cudaMemcpyAsync (evaluation)");
+      check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+      bus_.device_to_host_bytes +=
+          static_cast<std::int64_t>(count * (sizeof(double) + sizeof(std::int64_t)));
+      for (std::size_t b = 0; b < count; ++b)
+        out[first + b] = EvalResult{loss[b], correct[b], n};
+    }
   }
 
   // Jobs job_ids[0..count) all have batch size n; count <= capacity_. A failure leaves no
@@ -343,6 +422,14 @@ private:
   static constexpr std::size_t kStagingBytes = std::size_t{2} << 30; // per direction
   CudaEvent marks_[4]; // before the upload, after it, after the kernels, after the download
   std::unique_ptr<DeviceResidentStore> store_; // backend cuda-resident only; after stream_
+  // evaluate_resident's: the examples (kept for the run) and a chunk's buffers.
+  static constexpr std::size_t kEvalBytes = std::size_t{256} << 20;
+  DeviceArray<float> eval_x_;
+  DeviceArray<std::int32_t> eval_labels_;
+  std::vector<DeviceArray<float>> eval_act_;
+  DeviceArray<double> eval_column_loss_, eval_loss_;
+  DeviceArray<std::int32_t> eval_column_correct_;
+  DeviceArray<std::int64_t> eval_correct_;
   CudaEvent piece_down_[kStagingPieces];
   TransferStats bus_;
 };

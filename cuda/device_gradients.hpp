@@ -35,6 +35,12 @@ public:
   // for an algorithm that attaches (BatchedGradients::resident, finish); else null.
   virtual ResidentVectors* resident() { return nullptr; }
   virtual void finish(std::span<GradientJob> /*jobs*/) {}
+  // BatchedGradients::evaluate_resident_models (the MLP/softmax network only).
+  virtual bool evaluate_resident(std::span<const float> /*features*/,
+                                 std::span<const std::int32_t> /*labels*/,
+                                 std::span<EvalResult> /*out*/) {
+    return false;
+  }
 };
 
 // train_features: features x examples, column-major. resident_nodes > 0: also keep that

@@ -33,6 +33,19 @@ struct MlpNetwork {
     DeviceMlpOps ops{blas, stream};
     run_mlp_batch(ops, shape, buf, count, n);
   }
+  // The evaluation pass (DeviceBatchRunner::evaluate_resident): each layer's activations per
+  // node for n examples.
+  std::vector<std::size_t> eval_scratch_floats(int n) const {
+    std::vector<std::size_t> floats;
+    for (const BatchLayer& l : shape.layers)
+      floats.push_back(static_cast<std::size_t>(l.out) * static_cast<std::size_t>(n));
+    return floats;
+  }
+  void evaluate(cublasHandle_t blas, cudaStream_t stream, const MlpEvalBuffers& buf, int count,
+                int n) const {
+    DeviceMlpOps ops{blas, stream};
+    run_mlp_eval(ops, shape, buf, count, n);
+  }
 };
 
 } // namespace

@@ -64,6 +64,24 @@ struct DeviceMlpOps {
     each_element(stream, 1, total,
                  [=] __device__(int, std::size_t e) { relu_backward_element(a, d, e); });
   }
+  void eval_columns(const MlpEvalBuffers& buf, const float* logits, int classes, int n,
+                    int count) const {
+    const std::int32_t* labels = buf.labels;
+    double* column_loss = buf.column_loss;
+    std::int32_t* column_correct = buf.column_correct;
+    each_element(stream, count, static_cast<std::size_t>(n), [=] __device__(int b, std::size_t k) {
+      eval_column(logits, classes, n, labels, column_loss, column_correct, b, static_cast<int>(k));
+    });
+  }
+  void eval_nodes(const MlpEvalBuffers& buf, int n, int count) const {
+    const double* column_loss = buf.column_loss;
+    const std::int32_t* column_correct = buf.column_correct;
+    double* loss_sum = buf.loss_sum;
+    std::int64_t* correct = buf.correct;
+    each_element(stream, 1, static_cast<std::size_t>(count), [=] __device__(int, std::size_t b) {
+      eval_node(column_loss, column_correct, n, loss_sum, correct, static_cast<int>(b));
+    });
+  }
 };
 
 } // namespace

@@ -114,6 +114,9 @@ public:
     check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
     bus_.host_to_device_bytes += static_cast<std::int64_t>(nodes_ * P_ * sizeof(float));
   }
+  // The node models, nodes() rows of P floats (an evaluation pass reads them in place).
+  const float* model_rows() const { return models_.data; }
+  std::size_t nodes() const { return nodes_; }
   void mean_of_rows(VectorRef::Kind rows, std::span<float> out) override {
     const float* data = rows == VectorRef::Kind::model  ? models_.data
                         : rows == VectorRef::Kind::live ? live_.data

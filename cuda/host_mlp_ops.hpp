@@ -62,6 +62,16 @@ struct HostMlpOps {
     for (std::size_t e = 0; e < total; ++e)
       relu_backward_element(a, d, e);
   }
+  static void eval_columns(const MlpEvalBuffers& buf, const float* logits, int classes, int n,
+                           int count) {
+    for (int b = 0; b < count; ++b)
+      for (int k = 0; k < n; ++k)
+        eval_column(logits, classes, n, buf.labels, buf.column_loss, buf.column_correct, b, k);
+  }
+  static void eval_nodes(const MlpEvalBuffers& buf, int n, int count) {
+    for (int b = 0; b < count; ++b)
+      eval_node(buf.column_loss, buf.column_correct, n, buf.loss_sum, buf.correct, b);
+  }
 };
 
 } // namespace dtsim::cuda

@@ -138,6 +138,57 @@ DTSIM_HD inline void relu_backward_element(const float* a, float* d, std::size_t
     d[e] = 0.0f;
 }
 
+// ---- Evaluation (per-node accuracies) ----
+
+// Every node's model on the same n evaluation examples: the examples (features x n,
+// column-major) and their labels are shared, the parameters and buffers per node as in
+// MlpBatchBuffers; out per node: the summed cross-entropy and the count of correct answers.
+struct MlpEvalBuffers {
+  const float* params = nullptr;
+  const float* x = nullptr;
+  const std::int32_t* labels = nullptr;
+  float* const* act = nullptr; // one per layer, out x n per node
+  double* column_loss = nullptr;
+  std::int32_t* column_correct = nullptr;
+  double* loss_sum = nullptr;
+  std::int64_t* correct = nullptr;
+};
+
+// Example k of node b: its cross-entropy and whether the first largest logit is the
+// label's (models/softmax_xent.cpp's softmax_xent_eval).
+DTSIM_HD inline void eval_column(const float* logits, int classes, int n,
+                                 const std::int32_t* labels, double* column_loss,
+                                 std::int32_t* column_correct, int b, int k) {
+  const std::size_t col = static_cast<std::size_t>(b) * n + k;
+  const float* z = logits + col * classes;
+  const int y = labels[k];
+  int arg = 0;
+  float m = z[0];
+  for (int c = 1; c < classes; ++c)
+    if (z[c] > m) {
+      m = z[c];
+      arg = c;
+    }
+  float sum = 0.0f;
+  for (int c = 0; c < classes; ++c)
+    sum += expf(z[c] - m);
+  column_loss[col] = static_cast<double>(logf(sum) - (z[y] - m));
+  column_correct[col] = arg == y ? 1 : 0;
+}
+
+// Node b's loss sum and correct count over its n examples, in example order.
+DTSIM_HD inline void eval_node(const double* column_loss, const std::int32_t* column_correct, int n,
+                               double* loss_sum, std::int64_t* correct, int b) {
+  double s = 0.0;
+  std::int64_t c = 0;
+  for (int k = 0; k < n; ++k) {
+    s += column_loss[static_cast<std::size_t>(b) * n + k];
+    c += column_correct[static_cast<std::size_t>(b) * n + k];
+  }
+  loss_sum[b] = s;
+  correct[b] = c;
+}
+
 // ---- The pass, over an executor. ----
 
 // Column-major C[i] = op(A[i]) op(B[i]) for i < count, each operand at base + i * stride
@@ -200,6 +251,31 @@ void run_mlp_batch(Ops& ops, const MlpBatchShape& shape, const MlpBatchBuffers& 
       ops.relu_backward(in, dx, static_cast<std::size_t>(count) * L.in * n);
     }
   }
+}
+
+// The forward pass of `count` nodes' models on the same n examples (the first layer's
+// GEMM reads them at stride 0), then each node's loss sum and correct count: Ops provides
+// gemm, add_bias (as run_mlp_batch's), eval_columns(buf, logits, classes, n, count) and
+// eval_nodes(buf, n, count).
+template <class Ops>
+void run_mlp_eval(Ops& ops, const MlpBatchShape& shape, const MlpEvalBuffers& buf, int count,
+                  int n) {
+  const auto P = static_cast<long long>(shape.num_params);
+  const std::size_t last = shape.layers.size() - 1;
+  const float* input = buf.x;
+  long long input_stride = 0;
+  for (std::size_t l = 0; l <= last; ++l) {
+    const BatchLayer& L = shape.layers[l];
+    ops.gemm(StridedGemm{false, false, L.out, n, L.in, buf.params + L.offset, L.out, P, input, L.in,
+                         input_stride, buf.act[l], L.out, static_cast<long long>(L.out) * n,
+                         count});
+    ops.add_bias(buf.act[l], L.out, n, buf.params, shape.num_params, L.bias_offset(), l < last,
+                 count);
+    input = buf.act[l];
+    input_stride = static_cast<long long>(L.out) * n;
+  }
+  ops.eval_columns(buf, buf.act[last], shape.layers[last].out, n, count);
+  ops.eval_nodes(buf, n, count);
 }
 
 } // namespace dtsim::cuda

@@ -2,6 +2,7 @@
 // A backend that computes many nodes' minibatch gradients in one call (model.backend).
 #pragma once
 
+#include "models/model.hpp"
 #include "sim/engine/resident_vectors.hpp"
 
 #include <cstdint>
@@ -51,6 +52,15 @@ public:
   virtual ResidentVectors* resident() { return nullptr; }
   // After the batch's after_gradient hooks: a resident backend runs the steps they queued.
   virtual void finish(std::span<GradientJob> /*jobs*/) {}
+  // Per-node accuracies where the resident models are: out[i] = node i's summed loss, correct
+  // answers and count on the examples (features: num_features x labels.size(), column-major),
+  // true when done; false where this backend cannot (the engine then pulls the models and
+  // evaluates them on the host).
+  virtual bool evaluate_resident_models(std::span<const float> /*features*/,
+                                        std::span<const std::int32_t> /*labels*/,
+                                        std::span<EvalResult> /*out*/) {
+    return false;
+  }
 };
 
 } // namespace dtsim

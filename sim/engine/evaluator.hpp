@@ -23,6 +23,14 @@ public:
   void evaluate_many(std::span<const std::span<const float>> models, std::size_t count,
                      std::span<EvalResult> out);
   std::size_t count() const { return count_; }
+  // The first `count` examples (count <= this evaluator's), for a backend that evaluates
+  // models itself: features (num_features x count, column-major) and labels.
+  std::span<const float> features(std::size_t count) const {
+    return {data_.features.data(), count * static_cast<std::size_t>(data_.num_features())};
+  }
+  std::span<const std::int32_t> labels(std::size_t count) const {
+    return {data_.labels.data(), count};
+  }
 
 private:
   const Model& model_;

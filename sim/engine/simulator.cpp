@@ -495,6 +495,19 @@ void Simulator::mean_of_models(std::span<float> out) const {
   Context::mean_of_models(out);
 }
 
+void Simulator::evaluate_node_models() {
+  const std::size_t count =
+      std::min(static_cast<std::size_t>(config_.eval_per_node_samples), evaluator_->count());
+  // A resident backend that can evaluates the models where they are; else they come here.
+  if (resident_ && parts_.batched->evaluate_resident_models(
+                       evaluator_->features(count), evaluator_->labels(count), node_results_))
+    return;
+  node_views_.clear();
+  for (int i = 0; i < nodes_; ++i)
+    node_views_.push_back(params_view(i));
+  evaluator_->evaluate_many(node_views_, count, node_results_);
+}
+
 double Simulator::consensus_of_models() {
   if (resident_)
     return resident_->consensus_distance();
@@ -626,11 +639,7 @@ void Simulator::evaluate() {
   double acc_mean = std::nan(""), acc_min = std::nan(""), acc_max = std::nan(""),
          acc_std = std::nan("");
   if (node_models && config_.eval_per_node) {
-    node_views_.clear();
-    for (int i = 0; i < nodes_; ++i)
-      node_views_.push_back(params_view(i));
-    evaluator_->evaluate_many(node_views_, static_cast<std::size_t>(config_.eval_per_node_samples),
-                              node_results_);
+    evaluate_node_models();
     double s = 0, s2 = 0;
     acc_min = 1.0;
     acc_max = 0.0;

@@ -229,6 +229,9 @@ private:
   void settle_for_reading();
   // The evaluations' consensus distance, computed where the models are.
   double consensus_of_models();
+  // Every node model's accuracy and loss on eval.per_node_samples test examples, into
+  // node_results_ (where the models are, if their backend can).
+  void evaluate_node_models();
   // Engine thread, before node's task starts: whether it runs on a working copy.
   bool run_on_working_copy(int node);
   std::unique_ptr<EpochProbe> probe_; // eval.per_epoch only

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The resident device store's evaluation statistics against the host's (need a CUDA device):
-// the mean of the node models bit for bit, the consensus distance within rounding.
+// the mean of the node models bit for bit, the consensus distance within rounding, and the
+// per-node accuracies of the MLP's evaluation pass against the CPU model's.
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device_gradients.hpp"
+#include "models/mlp.hpp"
 #include "sim/core/rng.hpp"
 #include "sim/engine/consensus_distance.hpp"
 #include "sim/engine/resident_vectors.hpp"
@@ -49,5 +51,42 @@ TEST_SUITE("cuda") {
     CHECK(host > 0);
     CHECK(std::abs(on_device - host) <= 1e-6 * host);
     CHECK(resident->consensus_distance() == on_device); // the same bits again
+  }
+
+  TEST_CASE("CUDA: a resident store's per-node accuracies equal the CPU model's") {
+    if (const std::string why = cuda::unavailable_reason(); !why.empty()) {
+      MESSAGE("SKIPPED: " << why);
+      return;
+    }
+    const Mlp model(40, {24, 12}, 6);
+    const int nodes = 9, examples = 64, n = 50;
+    Rng rng = Rng::stream(14, "test", Rng::kNoNode);
+    std::vector<float> features(static_cast<std::size_t>(40 * examples));
+    for (float& f : features)
+      f = static_cast<float>(rng.uniform(-1.0, 1.0));
+    std::vector<std::int32_t> labels(examples);
+    for (std::int32_t& y : labels)
+      y = static_cast<std::int32_t>(rng.below(6));
+    const auto device = cuda::make_device_mlp({40, 24, 12, 6}, features, labels, 8, 65535, nodes);
+    const std::size_t P = model.num_params();
+    Eigen::MatrixXf models(static_cast<Eigen::Index>(P), nodes);
+    for (int i = 0; i < nodes; ++i) {
+      Rng init = Rng::stream(15, "test-node", static_cast<std::uint64_t>(i));
+      model.init({models.col(i).data(), P}, init);
+    }
+    device->resident()->push_models({models.data(), static_cast<std::size_t>(models.size())});
+    std::vector<EvalResult> results(nodes);
+    REQUIRE(device->evaluate_resident({features.data(), 40 * static_cast<std::size_t>(n)},
+                                      {labels.data(), static_cast<std::size_t>(n)}, results));
+    const auto ws = model.make_workspace(n);
+    const BatchView batch{features.data(), 40, n, labels.data()};
+    for (int i = 0; i < nodes; ++i) {
+      CAPTURE(i);
+      const EvalResult cpu = model.evaluate({models.col(i).data(), P}, batch, *ws);
+      const EvalResult& gpu = results[static_cast<std::size_t>(i)];
+      CHECK(gpu.count == n);
+      CHECK(gpu.correct == cpu.correct);
+      CHECK(std::abs(gpu.loss_sum - cpu.loss_sum) <= 1e-5 * std::abs(cpu.loss_sum));
+    }
   }
 }
