@@ -103,15 +103,26 @@ public:
   ResidentVectors* resident() override { return store_.get(); }
 
   // Per-node accuracies of the resident models, in place, for a network with an evaluation
-  // pass (the MLP/softmax one): the examples go up once per run, then the nodes in chunks
-  // whose activations fit kEvalBytes; only each node's loss sum and correct count come down.
+  // pass (the MLP/softmax one): the examples go up once per run (the same set each time),
+  // then the nodes in chunks whose activations fit kEvalBytes (and at most as many as a
+  // training chunk: max_nodes_per_batch, which tests lower); only each node's loss sum and
+  // correct count come down.
   bool evaluate_resident(std::span<const float> features, std::span<const std::int32_t> labels,
                          std::span<EvalResult> out) override {
     if constexpr (requires(const Network& net) { net.eval_scratch_floats(1); }) {
-      if (!store_ || labels.empty() || out.size() != store_->nodes() ||
-          features.size() % labels.size() != 0)
+      if (!store_ || labels.empty())
         return false;
-      guarded([&] { evaluate_unguarded(features, labels, out); });
+      if (out.size() != store_->nodes() ||
+          features.size() != labels.size() * static_cast<std::size_t>(net_.input_features()))
+        throw std::invalid_argument("device evaluation: the examples or results do not fit");
+      guarded([&] {
+        try {
+          evaluate_unguarded(features, labels, out);
+        } catch (...) {
+          eval_set_ = {}; // its upload may not have finished: send it again next time
+          throw;
+        }
+      });
       return true;
     } else {
       return false;
@@ -164,7 +175,7 @@ private:
                           std::span<EvalResult> out) {
     const cudaStream_t s = stream_.stream;
     const int n = static_cast<int>(labels.size());
-    if (eval_x_.size != features.size() || eval_labels_.size != labels.size()) {
+    if (eval_set_.features != features.data() || eval_set_.examples != labels.size()) {
       eval_x_.resize(features.size(), "cudaMalloc (evaluation set)");
       eval_labels_.resize(labels.size(), "cudaMalloc (evaluation labels)");
       check(cudaMemcpyAsync(eval_x_.data, features.data(), features.size() * sizeof(float),
@@ -175,6 +186,7 @@ private:
             "cudaMemcpyAsync (evaluation labels)");
       bus_.host_to_device_bytes += static_cast<std::int64_t>(features.size() * sizeof(float) +
                                                              labels.size() * sizeof(std::int32_t));
+      eval_set_ = {features.data(), labels.size()};
     }
     const std::vector<std::size_t> floats = net_.eval_scratch_floats(n);
     std::size_t per_node = static_cast<std::size_t>(n) * (sizeof(double) + sizeof(std::int32_t)) +
@@ -182,8 +194,8 @@ private:
     for (const std::size_t f : floats)
       per_node += f * sizeof(float);
     const std::size_t nodes = out.size();
-    const std::size_t chunk =
-        std::clamp<std::size_t>(kEvalBytes / per_node, 1, std::min<std::size_t>(nodes, kMaxGridY));
+    const std::size_t chunk = std::clamp<std::size_t>(
+        kEvalBytes / per_node, 1, std::min(nodes, static_cast<std::size_t>(max_nodes_)));
     eval_act_.resize(floats.size());
     std::vector<float*> act(floats.size());
     for (std::size_t k = 0; k < floats.size(); ++k) {
@@ -422,8 +434,13 @@ private:
   static constexpr std::size_t kStagingBytes = std::size_t{2} << 30; // per direction
   CudaEvent marks_[4]; // before the upload, after it, after the kernels, after the download
   std::unique_ptr<DeviceResidentStore> store_; // backend cuda-resident only; after stream_
-  // evaluate_resident's: the examples (kept for the run) and a chunk's buffers.
+  // evaluate_resident's: the examples (kept for the run: which host set they are) and a
+  // chunk's buffers.
   static constexpr std::size_t kEvalBytes = std::size_t{256} << 20;
+  struct EvalSet {
+    const float* features = nullptr;
+    std::size_t examples = 0;
+  } eval_set_;
   DeviceArray<float> eval_x_;
   DeviceArray<std::int32_t> eval_labels_;
   std::vector<DeviceArray<float>> eval_act_;

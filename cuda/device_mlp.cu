@@ -33,8 +33,9 @@ struct MlpNetwork {
     DeviceMlpOps ops{blas, stream};
     run_mlp_batch(ops, shape, buf, count, n);
   }
-  // The evaluation pass (DeviceBatchRunner::evaluate_resident): each layer's activations per
-  // node for n examples.
+  // The evaluation pass (DeviceBatchRunner::evaluate_resident): the examples' width, and each
+  // layer's activations per node for n examples.
+  int input_features() const { return shape.features; }
   std::vector<std::size_t> eval_scratch_floats(int n) const {
     std::vector<std::size_t> floats;
     for (const BatchLayer& l : shape.layers)

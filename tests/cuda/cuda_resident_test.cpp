@@ -67,7 +67,8 @@ TEST_SUITE("cuda") {
     std::vector<std::int32_t> labels(examples);
     for (std::int32_t& y : labels)
       y = static_cast<std::int32_t>(rng.below(6));
-    const auto device = cuda::make_device_mlp({40, 24, 12, 6}, features, labels, 8, 65535, nodes);
+    // At most 4 nodes per device chunk: the 9 nodes take chunks of 4, 4 and 1.
+    const auto device = cuda::make_device_mlp({40, 24, 12, 6}, features, labels, 8, 4, nodes);
     const std::size_t P = model.num_params();
     Eigen::MatrixXf models(static_cast<Eigen::Index>(P), nodes);
     for (int i = 0; i < nodes; ++i) {
@@ -75,9 +76,17 @@ TEST_SUITE("cuda") {
       model.init({models.col(i).data(), P}, init);
     }
     device->resident()->push_models({models.data(), static_cast<std::size_t>(models.size())});
-    std::vector<EvalResult> results(nodes);
-    REQUIRE(device->evaluate_resident({features.data(), 40 * static_cast<std::size_t>(n)},
-                                      {labels.data(), static_cast<std::size_t>(n)}, results));
+    const std::span<const float> set{features.data(), 40 * static_cast<std::size_t>(n)};
+    const std::span<const std::int32_t> set_labels{labels.data(), static_cast<std::size_t>(n)};
+    std::vector<EvalResult> results(nodes), again(nodes);
+    REQUIRE(device->evaluate_resident(set, set_labels, results));
+    REQUIRE(device->evaluate_resident(set, set_labels, again)); // the set already there
+    for (int i = 0; i < nodes; ++i) {
+      CHECK(again[static_cast<std::size_t>(i)].correct ==
+            results[static_cast<std::size_t>(i)].correct);
+      CHECK(again[static_cast<std::size_t>(i)].loss_sum ==
+            results[static_cast<std::size_t>(i)].loss_sum);
+    }
     const auto ws = model.make_workspace(n);
     const BatchView batch{features.data(), 40, n, labels.data()};
     for (int i = 0; i < nodes; ++i) {

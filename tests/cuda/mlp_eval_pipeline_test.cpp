@@ -64,10 +64,11 @@ void check_close(const EvalRun& r) {
 
 TEST_SUITE("cuda") {
   TEST_CASE("CUDA evaluation pass on the host executor: per-node losses and accuracies") {
-    check_close(evaluate({12, 5}, 4, 50, 100));            // softmax
-    check_close(evaluate({12, 9, 7, 5}, 5, 64, 100));      // two hidden layers
-    check_close(evaluate({784, 64, 32, 10}, 3, 40, 200));  // image-sized input
-    const EvalRun r = evaluate({12, 9, 7, 5}, 5, 64, 100); // the check can fail: models differ
+    check_close(evaluate({12, 5}, 4, 50, 100));           // softmax
+    check_close(evaluate({12, 9, 7, 5}, 5, 64, 100));     // two hidden layers
+    check_close(evaluate({784, 64, 32, 10}, 3, 40, 200)); // image-sized input
+    // Not a comparison of zeros: the random models get some answers right.
+    const EvalRun r = evaluate({12, 9, 7, 5}, 5, 64, 100);
     CHECK(r.cpu[0].correct + r.cpu[1].correct > 0);
   }
 
