@@ -5,10 +5,10 @@
 #include "cuda/host_mlp_ops.hpp"
 #include "models/mlp.hpp"
 #include "random_problem.hpp"
+#include "shared_first_weights.hpp"
 
 #include <cmath>
 #include <doctest/doctest.h>
-#include <utility>
 #include <vector>
 
 using namespace dtsim;
@@ -75,15 +75,7 @@ TEST_SUITE("cuda") {
   TEST_CASE("CUDA evaluation pass on the host executor: each node reads its own weights") {
     // Every node reading node 0's first layer (a stride of 0 for A, as a wrong strideA would)
     // gives other losses.
-    struct SharedWeights : HostMlpOps {
-      bool first = true;
-      void gemm(StridedGemm g) {
-        if (std::exchange(first, false))
-          g.stride_a = 0;
-        HostMlpOps::gemm(g);
-      }
-    };
-    const EvalRun r = evaluate<SharedWeights>({12, 9, 7, 5}, 5, 64, 100);
+    const EvalRun r = evaluate<test::SharedFirstWeights>({12, 9, 7, 5}, 5, 64, 100);
     bool differs = false;
     for (std::size_t b = 1; b < r.cpu.size(); ++b)
       differs |= std::abs(r.loss_sum[b] - r.cpu[b].loss_sum) > 1e-3 * std::abs(r.cpu[b].loss_sum);

@@ -5,6 +5,7 @@
 #include "cuda/host_mlp_ops.hpp"
 #include "models/mlp.hpp"
 #include "random_problem.hpp"
+#include "shared_first_weights.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -78,14 +79,6 @@ TEST_SUITE("cuda") {
     // The comparison above must be able to fail. Every node reading node 0's weights in the
     // first layer (a stride of 0, as a wrong strideA would), or the weight gradient's GEMM
     // with its transpose flags swapped, gives gradients far from the CPU's.
-    struct SharedWeights : HostMlpOps {
-      bool first = true;
-      void gemm(StridedGemm g) {
-        if (std::exchange(first, false))
-          g.stride_a = 0;
-        HostMlpOps::gemm(g);
-      }
-    };
     struct SwappedTranspose : HostMlpOps {
       void gemm(StridedGemm g) {
         if (!g.trans_a && g.trans_b && g.m == g.n && g.n == g.k) // all 8 x 8: in bounds
@@ -93,7 +86,7 @@ TEST_SUITE("cuda") {
         HostMlpOps::gemm(g);
       }
     };
-    CHECK(worst_relative_error<SharedWeights>({12, 9, 7, 5}, 5, 8, 100).grad > 1e-2);
+    CHECK(worst_relative_error<test::SharedFirstWeights>({12, 9, 7, 5}, 5, 8, 100).grad > 1e-2);
     CHECK(worst_relative_error<SwappedTranspose>({12, 8, 8, 5}, 3, 8, 100).grad > 1e-2);
   }
 }
