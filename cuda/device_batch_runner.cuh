@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <vector>
@@ -24,9 +25,12 @@ namespace {
 // node for minibatches of up to n examples) and run(blas, stream, common, scratch, count, n).
 template <class Network> class DeviceBatchRunner final : public DeviceGradients {
 public:
+  // fuse_first_layer_steps: a network with a first_layer() (the MLP) leaves a resident
+  // batch's first-layer weight gradient to the local steps, fused (finish()); false for the
+  // tests that compare the two.
   DeviceBatchRunner(Network network, std::span<const float> train_features,
                     std::span<const std::int32_t> train_labels, int batch_size,
-                    int max_nodes_per_batch, int resident_nodes)
+                    int max_nodes_per_batch, int resident_nodes, bool fuse_first_layer_steps = true)
       : net_(std::move(network)), batch_size_(batch_size), blas_(stream_.stream) {
     if (batch_size < 1 || max_nodes_per_batch < 1 || train_labels.empty() ||
         train_features.size() % train_labels.size() != 0)
@@ -70,6 +74,10 @@ public:
         throw std::runtime_error(why);
       store_ = std::make_unique<DeviceResidentStore>(resident_nodes, net_.num_params(),
                                                      stream_.stream, bus_);
+      if constexpr (kCanFuse) {
+        fuse_ = fuse_first_layer_steps;
+        store_->on_gradient_read([this] { settle_deferred(); });
+      }
       usable -=
           static_cast<std::size_t>(resident_nodes) * resident_bytes_per_node(net_.num_params());
     }
@@ -87,7 +95,10 @@ public:
   void compute(std::span<GradientJob> jobs) override {
     const bool resident = resident_jobs(jobs);
     if (resident)
-      guarded([&] { store_->run_mixes(jobs); });
+      guarded([&] {
+        settle_deferred(); // a batch without finish(): its pass's buffers are reused now
+        store_->run_mixes(jobs);
+      });
     for_each_job_chunk(
         jobs, batch_size_, group_,
         [this](std::size_t nodes) {
@@ -128,12 +139,40 @@ public:
       return false;
     }
   }
+  // The batch's queued local steps; with the first layer's weight gradient left for them
+  // (run_resident), fused with it when every job's step is queued, else after it.
   void finish(std::span<GradientJob> jobs) override {
-    if (resident_jobs(jobs))
-      guarded([&] { store_->run_steps(jobs); });
+    if (!resident_jobs(jobs))
+      return;
+    guarded([&] {
+      if (deferred_ && store_->steps_queued_for(jobs)) {
+        const FirstLayerPlan plan = deferred_->plan;
+        deferred_.reset();
+        store_->run_steps(jobs, &plan);
+        return;
+      }
+      settle_deferred();
+      store_->run_steps(jobs);
+    });
   }
 
 private:
+  static constexpr bool kCanFuse = requires(const Network& net) { net.first_layer(nullptr, 1, 0); };
+
+  // The first-layer weight gradient a resident pass left for a fused step, computed now
+  // instead (on the stream: the local steps or a pairwise method's step read it after).
+  void settle_deferred() {
+    if constexpr (kCanFuse) {
+      if (!deferred_)
+        return;
+      const Deferred d = *deferred_;
+      deferred_.reset();
+      net_.first_weight_gradient(blas_.blas, stream_.stream, d.common, scratch_pointers_.data(),
+                                 d.count, d.plan.n);
+      check(cudaGetLastError(), "kernel launch (first-layer weight gradients)");
+    }
+  }
+
   std::size_t bytes_per_node() const {
     std::size_t floats = 2 * net_.num_params();
     for (std::size_t f : net_.scratch_floats(batch_size_))
@@ -287,7 +326,17 @@ private:
     bus_.host_to_device_bytes += static_cast<std::int64_t>(nodes * n * sizeof(std::uint32_t));
     const BatchCommon common{train_.data, labels_.data,      rows.params, rows.grads,
                              idx_.data,   column_loss_.data, loss_.data};
-    net_.run(blas_.blas, s, common, scratch_pointers_.data(), count, n);
+    // The whole batch in one chunk, on the nodes' own rows: its first-layer weight gradient
+    // can wait for the local steps (finish), whose plans the hooks make after this pass.
+    if constexpr (kCanFuse) {
+      const bool defer = fuse_ && rows.in_place && nodes == jobs.size();
+      net_.run(blas_.blas, s, common, scratch_pointers_.data(), count, n, defer);
+      if (defer)
+        deferred_ = Deferred{common, count,
+                             net_.first_layer(scratch_pointers_.data(), n, jobs[job_ids[0]].node)};
+    } else {
+      net_.run(blas_.blas, s, common, scratch_pointers_.data(), count, n);
+    }
     if (!rows.in_place)
       store_->scatter(count, grads_.data);
     check(cudaGetLastError(), "kernel launch");
@@ -434,6 +483,13 @@ private:
   static constexpr std::size_t kStagingBytes = std::size_t{2} << 30; // per direction
   CudaEvent marks_[4]; // before the upload, after it, after the kernels, after the download
   std::unique_ptr<DeviceResidentStore> store_; // backend cuda-resident only; after stream_
+  bool fuse_ = false;                          // kCanFuse, resident, and not turned off
+  struct Deferred {
+    BatchCommon common;
+    int count = 0;
+    FirstLayerPlan plan;
+  };
+  std::optional<Deferred> deferred_; // a pass's first-layer weight gradient, not yet computed
   // evaluate_resident's: the examples (kept for the run: which host set they are) and a
   // chunk's buffers.
   static constexpr std::size_t kEvalBytes = std::size_t{256} << 20;

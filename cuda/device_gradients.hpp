@@ -49,12 +49,15 @@ public:
 // std::runtime_error naming the CUDA call that failed.
 //
 // The models::Mlp network (ReLU hidden layers, softmax cross-entropy head, its flat
-// parameter layout); widths: inputs, hidden widths..., classes.
+// parameter layout); widths: inputs, hidden widths..., classes. With resident nodes, a
+// synchronous batch's first-layer weight gradient is fused into the local steps
+// (fused_first_layer.hpp) unless fuse_first_layer_steps is false (tests compare the two).
 std::unique_ptr<DeviceGradients> make_device_mlp(std::vector<int> widths,
                                                  std::span<const float> train_features,
                                                  std::span<const std::int32_t> train_labels,
                                                  int batch_size, int max_nodes_per_batch = 65535,
-                                                 int resident_nodes = 0);
+                                                 int resident_nodes = 0,
+                                                 bool fuse_first_layer_steps = true);
 // The models::Cnn network, LeNet among them (cnn_batch_shape.hpp gives its shape).
 std::unique_ptr<DeviceGradients> make_device_cnn(CnnBatchShape shape,
                                                  std::span<const float> train_features,

@@ -23,15 +23,30 @@ struct MlpNetwork {
     return floats;
   }
   void run(cublasHandle_t blas, cudaStream_t stream, const BatchCommon& c, float* const* scratch,
-           int count, int n) const {
+           int count, int n, bool defer_first_weights = false) const {
+    DeviceMlpOps ops{blas, stream};
+    run_mlp_batch(ops, shape, buffers(c, scratch), count, n, defer_first_weights);
+  }
+  // A pass run with defer_first_weights: its first layer's weight gradient after all
+  // (DeviceBatchRunner, where the local steps cannot take it fused), or where the fused
+  // step finds what it needs (the same buffers, until their next pass).
+  void first_weight_gradient(cublasHandle_t blas, cudaStream_t stream, const BatchCommon& c,
+                             float* const* scratch, int count, int n) const {
+    DeviceMlpOps ops{blas, stream};
+    ops.gemm(weight_gradient_gemm(shape, buffers(c, scratch), 0, count, n));
+  }
+  FirstLayerPlan first_layer(float* const* scratch, int n, int first_node) const {
+    const BatchLayer& L = shape.layers.front();
+    return {scratch[1], scratch[0], L.out, L.in, n, first_node};
+  }
+  static MlpBatchBuffers buffers(const BatchCommon& c, float* const* scratch) {
     MlpBatchBuffers buf;
     static_cast<BatchCommon&>(buf) = c;
     buf.x = scratch[0];
     buf.delta[0] = scratch[1];
     buf.delta[1] = scratch[2];
     buf.act = scratch + 3;
-    DeviceMlpOps ops{blas, stream};
-    run_mlp_batch(ops, shape, buf, count, n);
+    return buf;
   }
   // The evaluation pass (DeviceBatchRunner::evaluate_resident): the examples' width, and each
   // layer's activations per node for n examples.
@@ -55,15 +70,15 @@ std::unique_ptr<DeviceGradients> make_device_mlp(std::vector<int> widths,
                                                  std::span<const float> train_features,
                                                  std::span<const std::int32_t> train_labels,
                                                  int batch_size, int max_nodes_per_batch,
-                                                 int resident_nodes) {
+                                                 int resident_nodes, bool fuse_first_layer_steps) {
   if (widths.size() < 2 ||
       train_features.size() != static_cast<std::size_t>(widths.front()) * train_labels.size())
     throw std::invalid_argument("device MLP: widths do not match the training set");
   if (const std::string why = device_unavailable_reason(); !why.empty())
     throw std::runtime_error(why);
-  return std::make_unique<DeviceBatchRunner<MlpNetwork>>(MlpNetwork{mlp_batch_shape(widths)},
-                                                         train_features, train_labels, batch_size,
-                                                         max_nodes_per_batch, resident_nodes);
+  return std::make_unique<DeviceBatchRunner<MlpNetwork>>(
+      MlpNetwork{mlp_batch_shape(widths)}, train_features, train_labels, batch_size,
+      max_nodes_per_batch, resident_nodes, fuse_first_layer_steps);
 }
 
 std::string device_unavailable_reason() {

@@ -8,9 +8,12 @@
 #pragma once
 
 #include "cuda/device_memory.cuh"
+#include "cuda/fused_first_layer.hpp"
 #include "cuda/resident_math.hpp"
 #include "sim/engine/batched_gradients.hpp"
 
+#include <algorithm>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -63,6 +66,29 @@ void launch_vector_op(cudaStream_t stream, ResidentVectors::VectorOp op, float* 
     vector_op_tile<J>(op, dst, a, b, s, t, u, P, e0, stride);
   });
   check(cudaGetLastError(), "kernel launch (resident vector step)");
+}
+
+// The first-layer weights' fused local step (fused_first_layer.hpp): block x a tile of
+// step entry first_entry + y's weights.
+__global__ void fused_first_layer_kernel(StepBatch s, FirstLayerPlan f, float* grads,
+                                         const float* models, float* momenta, std::size_t P,
+                                         int first_entry) {
+  __shared__ float s_dz[kFusedShared], s_x[kFusedShared];
+  const int b = first_entry + static_cast<int>(blockIdx.y);
+  const int t = static_cast<int>(threadIdx.x);
+  const int tiles_out = fused_tiles_out(f);
+  const int tile = static_cast<int>(blockIdx.x);
+  const int o0 = tile % tiles_out * kFusedTile, i0 = tile / tiles_out * kFusedTile;
+  const int p = s.node[b] - f.first_node;
+  FusedAccumulators acc{};
+  for (int k0 = 0; k0 < f.n; k0 += kFusedExamples) {
+    const int kc = f.n - k0 < kFusedExamples ? f.n - k0 : kFusedExamples;
+    fused_load(f, p, o0, i0, k0, kc, t, s_dz, s_x);
+    __syncthreads();
+    fused_accumulate(t, s_dz, s_x, kc, acc);
+    __syncthreads();
+  }
+  fused_step(s, f, grads, models, momenta, P, b, o0, i0, t, acc);
 }
 
 class DeviceResidentStore final : public ResidentVectors {
@@ -292,12 +318,26 @@ public:
     });
   }
 
+  // Whether every job's node has a local step queued (the batch runner's condition for
+  // fusing the first layer's weight gradient into the steps).
+  bool steps_queued_for(std::span<const GradientJob> jobs) const {
+    return std::all_of(jobs.begin(), jobs.end(), [this](const GradientJob& job) {
+      return steps_[static_cast<std::size_t>(job.node)].queued;
+    });
+  }
+  // Called before anything reads a gradient row (a pairwise method's step, read()): the batch
+  // runner computes a first-layer weight gradient it had left for a fused step.
+  void on_gradient_read(std::function<void()> settle) { settle_gradients_ = std::move(settle); }
+
   // The local steps queued for the jobs' nodes, after the batch's after_gradient hooks. Left
   // running: the host reads nothing they write, everything that reads it on the device
   // (the next batch, a pull of the models) is queued behind it on the stream, and the next
   // batch synchronizes before these plans' pinned arrays are written again. The engine's
-  // work until the next batch overlaps with the kernel.
-  void run_steps(std::span<const GradientJob> jobs) {
+  // work until the next batch overlaps with the kernel. With `fused` (every job's step
+  // queued, steps_queued_for), the first layer's weights take their gradient from the pass's
+  // buffers (fused_first_layer.hpp), not from the gradient rows, which keep there what was
+  // in them before (combine-then-adapt's direction u is written as always).
+  void run_steps(std::span<const GradientJob> jobs, const FirstLayerPlan* fused = nullptr) {
     std::size_t count = 0;
     for (const GradientJob& job : jobs)
       count += steps_[static_cast<std::size_t>(job.node)].queued ? 1 : 0;
@@ -327,9 +367,25 @@ public:
     const float* models = models_.data;
     float* momenta = momenta_.data; // null without momentum: never read then
     const std::size_t P = P_;
-    each_tile<kTile>(stream_, static_cast<int>(count), P,
+    std::size_t first = 0; // the elements the tiles below step: [first, P)
+    if (fused) {
+      if (count != jobs.size())
+        throw std::logic_error("resident local steps: a fused step needs every job's step");
+      const FirstLayerPlan f = *fused;
+      for (std::size_t at = 0; at < count; at += kMaxGridY) {
+        const auto slice = static_cast<unsigned>(std::min(kMaxGridY, count - at));
+        fused_first_layer_kernel<<<dim3(static_cast<unsigned>(fused_tiles(f)), slice),
+                                   kFusedThreads, 0, stream_>>>(batch, f, grads, models, momenta, P,
+                                                                static_cast<int>(at));
+      }
+      check(cudaGetLastError(), "kernel launch (resident fused first-layer steps)");
+      first = static_cast<std::size_t>(f.out) * static_cast<std::size_t>(f.in);
+      first_layer_unwritten_ = first_layer_unwritten_ || !rule_.combine_then_adapt;
+    }
+    each_tile<kTile>(stream_, static_cast<int>(count), P - first,
                      [=] __device__(int b, std::size_t e0, std::size_t stride) {
-                       local_step_tile<kTile>(batch, grads, models, momenta, P, b, e0, stride);
+                       local_step_tile<kTile>(batch, grads, models, momenta, P, b, first + e0,
+                                              stride);
                      });
     check(cudaGetLastError(), "kernel launch (resident local steps)");
   }
@@ -354,6 +410,13 @@ private:
     case VectorRef::Kind::model:
       return models_.data + row;
     case VectorRef::Kind::gradient:
+      if (settle_gradients_)
+        settle_gradients_();
+      // Only a method that sends messages (not combine-then-adapt) takes fused steps, and
+      // none of those reads a gradient row: were one to, it would read a stale first layer.
+      if (first_layer_unwritten_)
+        throw std::logic_error("resident gradient read after a fused local step that kept "
+                               "the first layer's gradient off its row");
       return grads_.data + row;
     case VectorRef::Kind::live:
       live_.resize(nodes_ * P_, "cudaMalloc (resident live models)");
@@ -416,6 +479,8 @@ private:
   std::vector<Mix> mixes_;
   std::vector<Step> steps_;
   LocalUpdateRule rule_;
+  std::function<void()> settle_gradients_;
+  bool first_layer_unwritten_ = false; // a fused step kept a first layer's gradient off its row
   StagedPlan<int> mix_node_, mix_first_, chunk_node_, step_node_;
   StagedPlan<const float*> mix_self_, mix_in_;
   StagedPlan<float> mix_self_w_, mix_in_w_, mix_lr_, step_lr_;

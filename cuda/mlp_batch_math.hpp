@@ -209,14 +209,41 @@ struct StridedGemm {
   int count = 0;
 };
 
+// Layer l's weight gradient dW = dz x^T, straight into each node's gradient (dz the
+// layer's delta, x its input: the minibatch for layer 0, else the layer below's output).
+inline StridedGemm weight_gradient_gemm(const MlpBatchShape& shape, const MlpBatchBuffers& buf,
+                                        std::size_t l, int count, int n) {
+  const BatchLayer& L = shape.layers[l];
+  const float* in = l == 0 ? buf.x : buf.act[l - 1];
+  return StridedGemm{false,
+                     true,
+                     L.out,
+                     L.in,
+                     n,
+                     buf.delta[l % 2],
+                     L.out,
+                     static_cast<long long>(L.out) * n,
+                     in,
+                     L.in,
+                     static_cast<long long>(L.in) * n,
+                     buf.grads + L.offset,
+                     L.out,
+                     static_cast<long long>(shape.num_params),
+                     count};
+}
+
 // Ops provides gemm(StridedGemm) and, each over `count` nodes: gather(buffers, features, n,
 // count), add_bias(z, out, n, params, num_params, bias_offset, relu, count),
 // softmax_xent(logits, classes, n, buffers, dlogits, count), mean_loss(buffers, n, count),
 // bias_gradient(dz, out, n, grads, num_params, bias_offset, count) and
 // relu_backward(a, d, total). Gradients of the mean loss go to buf.grads, losses to buf.loss.
+// With defer_first_weights the first layer's weight gradient is left out (its rows of
+// buf.grads untouched): buf.x and buf.delta[0] then hold what it needs
+// (weight_gradient_gemm(shape, buf, 0, ...), or the fused local step of
+// fused_first_layer.hpp) until the buffers' next pass.
 template <class Ops>
 void run_mlp_batch(Ops& ops, const MlpBatchShape& shape, const MlpBatchBuffers& buf, int count,
-                   int n) {
+                   int n, bool defer_first_weights = false) {
   const auto P = static_cast<long long>(shape.num_params);
   const std::size_t last = shape.layers.size() - 1;
   ops.gather(buf, shape.features, n, count);
@@ -237,10 +264,8 @@ void run_mlp_batch(Ops& ops, const MlpBatchShape& shape, const MlpBatchBuffers& 
     const BatchLayer& L = shape.layers[l];
     const float* in = l == 0 ? buf.x : buf.act[l - 1];
     const float* dz = buf.delta[l % 2];
-    // dW = dz x^T, straight into each node's gradient.
-    ops.gemm(StridedGemm{false, true, L.out, L.in, n, dz, L.out, static_cast<long long>(L.out) * n,
-                         in, L.in, static_cast<long long>(L.in) * n, buf.grads + L.offset, L.out, P,
-                         count});
+    if (l > 0 || !defer_first_weights)
+      ops.gemm(weight_gradient_gemm(shape, buf, l, count, n));
     ops.bias_gradient(dz, L.out, n, buf.grads, shape.num_params, L.bias_offset(), count);
     if (l > 0) {
       // dx = W^T dz, then the ReLU mask of the layer below.

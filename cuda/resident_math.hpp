@@ -124,6 +124,35 @@ struct StepBatch {
   bool combine_then_adapt = false; // u into the gradient's row, out[b] = x
 };
 
+// One element of entry b's local step (StepBatch's rule) from its gradient g, model x and
+// momentum m_old: writes the momentum (m, when there is one and the rule stores it), the
+// combine-then-adapt direction into the gradient's slot (g_slot) and the message (out, which
+// may be null only for combine-then-adapt's kNoMessage). Shared by the step's tiles and by
+// the first layer's fused step (fused_first_layer.hpp), so both write the same expressions.
+DTSIM_HD inline void local_step_element(const StepBatch& s, float lr, float g, float x, float m_old,
+                                        float* g_slot, float* m, float* out) {
+  if (s.combine_then_adapt) {
+    float u = s.weight_decay > 0 ? g + s.weight_decay * x : g;
+    if (m) {
+      const float m_new = s.momentum * m_old + u;
+      *m = m_new;
+      u = s.nesterov ? u + s.momentum * m_new : m_new;
+    }
+    *g_slot = u;
+    if (out)
+      *out = x;
+    return;
+  }
+  float u = g + s.weight_decay * x;
+  if (m) {
+    const float m_new = s.momentum * m_old + g + s.weight_decay * x;
+    if (!s.quasi_global)
+      *m = m_new;
+    u = s.nesterov ? g + s.weight_decay * x + s.momentum * m_new : m_new;
+  }
+  *out = x - lr * u;
+}
+
 // A tile of entry b's elements, as mix_tile's. The tile's gradient, model and momentum are
 // all loaded before anything is stored: the compiler cannot tell that the rows do not
 // overlap, so a store between two elements' loads would keep the next element's loads
@@ -154,26 +183,8 @@ DTSIM_HD inline void local_step_tile(const StepBatch& s, float* grads, const flo
     const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
     if (e >= P)
       break;
-    if (s.combine_then_adapt) {
-      float u = s.weight_decay > 0 ? g[j] + s.weight_decay * x[j] : g[j];
-      if (m_row) {
-        const float m = s.momentum * m_old[j] + u;
-        m_row[e] = m;
-        u = s.nesterov ? u + s.momentum * m : m;
-      }
-      g_row[e] = u;
-      if (out)
-        out[e] = x[j];
-      continue;
-    }
-    float u = g[j] + s.weight_decay * x[j];
-    if (m_row) {
-      const float m = s.momentum * m_old[j] + g[j] + s.weight_decay * x[j];
-      if (!s.quasi_global)
-        m_row[e] = m;
-      u = s.nesterov ? g[j] + s.weight_decay * x[j] + s.momentum * m : m;
-    }
-    out[e] = x[j] - lr * u;
+    local_step_element(s, lr, g[j], x[j], m_old[j], g_row + e, m_row ? m_row + e : nullptr,
+                       out ? out + e : nullptr);
   }
 }
 

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
-// The resident device store's evaluation statistics against the host's (need a CUDA device):
-// the mean of the node models bit for bit, the consensus distance within rounding, and the
-// per-node accuracies of the MLP's evaluation pass against the CPU model's.
+// The resident device store against the host (need a CUDA device): its evaluation statistics
+// (the mean of the node models bit for bit, the consensus distance within rounding, the
+// per-node accuracies of the MLP's evaluation pass against the CPU model's), and the MLP's
+// local steps with the first layer's weight gradient fused into them against the unfused
+// steps and the CPU model's gradient.
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device_gradients.hpp"
 #include "models/mlp.hpp"
+#include "random_problem.hpp"
 #include "sim/core/rng.hpp"
 #include "sim/engine/consensus_distance.hpp"
 #include "sim/engine/resident_vectors.hpp"
@@ -12,6 +15,7 @@
 
 #include <cmath>
 #include <doctest/doctest.h>
+#include <stdexcept>
 #include <vector>
 
 using namespace dtsim;
@@ -97,5 +101,95 @@ TEST_SUITE("cuda") {
       CHECK(gpu.correct == cpu.correct);
       CHECK(std::abs(gpu.loss_sum - cpu.loss_sum) <= 1e-5 * std::abs(cpu.loss_sum));
     }
+  }
+
+  TEST_CASE("CUDA: a resident MLP's fused first-layer steps equal the unfused and the CPU's") {
+    if (const std::string why = cuda::unavailable_reason(); !why.empty()) {
+      MESSAGE("SKIPPED: " << why);
+      return;
+    }
+    // A first layer of 70 x 100 weights (tiles cut at both edges) and minibatches of 40
+    // examples (two loads of the fused kernel's shared memory).
+    const std::vector<int> widths{100, 70, 6};
+    const Mlp model(100, {70}, 6);
+    const int nodes = 5, n = 40;
+    const test::RandomProblem p(model, 100, 6, 300, nodes, n);
+    const std::size_t P = model.num_params();
+    const std::span<const float> train{p.train.data(), static_cast<std::size_t>(p.train.size())};
+    const auto fused = cuda::make_device_mlp(widths, train, p.labels, n, 65535, nodes, true);
+    const auto unfused = cuda::make_device_mlp(widths, train, p.labels, n, 65535, nodes, false);
+    const float lr = 0.1f;
+    ResidentVectors::LocalUpdateRule rule;
+    rule.momentum = 0.9f;
+    rule.weight_decay = 1e-3f;
+    // One synchronous round: every node's gradient, then the local steps of `stepping` nodes
+    // (message id = node), then each stepped node's model replaced by its message.
+    const auto round = [&](cuda::DeviceGradients& device, int stepping) {
+      std::vector<GradientJob> jobs(nodes);
+      for (int i = 0; i < nodes; ++i) {
+        jobs[static_cast<std::size_t>(i)].node = i;
+        jobs[static_cast<std::size_t>(i)].indices = {p.idx.data() + static_cast<std::size_t>(i) * n,
+                                                     static_cast<std::size_t>(n)};
+      }
+      device.compute(jobs);
+      for (int i = 0; i < stepping; ++i)
+        device.resident()->local_step(i, static_cast<std::uint32_t>(i), lr);
+      device.finish(jobs);
+      for (int i = 0; i < stepping; ++i)
+        device.resident()->mix_into_model(i, static_cast<std::uint32_t>(i), 1.0f, {}, {}, lr);
+    };
+    const auto messages = [&](cuda::DeviceGradients& device, int count) {
+      std::vector<float> all(static_cast<std::size_t>(count) * P);
+      for (int i = 0; i < count; ++i)
+        device.resident()->read(VectorRef::message(static_cast<std::uint32_t>(i)),
+                                {all.data() + static_cast<std::size_t>(i) * P, P});
+      return all;
+    };
+    const auto close = [](const std::vector<float>& a, const std::vector<float>& b) {
+      double worst = 0;
+      for (std::size_t e = 0; e < a.size(); ++e)
+        worst = std::max(worst, std::abs(double{a[e]} - b[e]) / (1.0 + std::abs(double{b[e]})));
+      return worst;
+    };
+    for (auto* device : {fused.get(), unfused.get()}) {
+      device->resident()->set_local_update(rule);
+      device->resident()->push_models(p.params);
+    }
+
+    // Round 1, every node stepping: fused on one device, cuBLAS's gradient then the steps on
+    // the other; both against the CPU model's gradient and LocalUpdate's first step
+    // (m = g + wd x from a zero momentum, message = x - lr m).
+    round(*fused, nodes);
+    round(*unfused, nodes);
+    const std::vector<float> first_fused = messages(*fused, nodes);
+    const std::vector<float> first_unfused = messages(*unfused, nodes);
+    std::vector<float> expected(static_cast<std::size_t>(nodes) * P);
+    const auto ws = model.make_workspace(n);
+    std::vector<float> g;
+    for (int i = 0; i < nodes; ++i) {
+      p.cpu_gradient(model, *ws, i, g);
+      for (std::size_t e = 0; e < P; ++e) {
+        const float x = p.params[static_cast<std::size_t>(i) * P + e];
+        expected[static_cast<std::size_t>(i) * P + e] = x - lr * (g[e] + rule.weight_decay * x);
+      }
+    }
+    CHECK(close(first_fused, expected) < 1e-6);
+    CHECK(close(first_unfused, expected) < 1e-6);
+    CHECK(close(first_fused, first_unfused) < 1e-6);
+    // The fused step ran, and left the first layer's gradient off the rows: a read of one is
+    // refused.
+    std::vector<float> row(P);
+    CHECK_THROWS_AS(fused->resident()->read(VectorRef::gradient(0), row), std::logic_error);
+
+    // Round 2, with the momenta of round 1: the same on both devices.
+    round(*fused, nodes);
+    round(*unfused, nodes);
+    CHECK(close(messages(*fused, nodes), messages(*unfused, nodes)) < 1e-5);
+
+    // Round 3 with node 4's step not queued: the fusing device computes the first layer's
+    // gradient after all (cuBLAS's, as the other device), then the steps.
+    round(*fused, nodes - 1);
+    round(*unfused, nodes - 1);
+    CHECK(close(messages(*fused, nodes - 1), messages(*unfused, nodes - 1)) < 1e-5);
   }
 }

@@ -22,8 +22,12 @@ using test::Errors;
 
 // widths: inputs, hidden..., classes. `nodes` models and minibatches of `n` examples drawn
 // from `examples` random ones, run by Ops and by the CPU model.
+// With defer_first_weights the pass leaves the first layer's weight gradient out (checked:
+// its rows keep what was there) and it is computed after, as the batch runner does where a
+// fused local step cannot take it.
 template <class Ops = HostMlpOps>
-Errors worst_relative_error(const std::vector<int>& widths, int nodes, int n, int examples) {
+Errors worst_relative_error(const std::vector<int>& widths, int nodes, int n, int examples,
+                            bool defer_first_weights = false) {
   const int features = widths.front(), classes = widths.back();
   const std::vector<int> hidden(widths.begin() + 1, widths.end() - 1);
   const Mlp model(features, hidden, classes);
@@ -56,7 +60,15 @@ Errors worst_relative_error(const std::vector<int>& widths, int nodes, int n, in
   buf.column_loss = column_loss.data();
   buf.loss = loss.data();
   Ops ops;
-  run_mlp_batch(ops, shape, buf, nodes, n);
+  run_mlp_batch(ops, shape, buf, nodes, n, defer_first_weights);
+  if (defer_first_weights) {
+    const BatchLayer& first = shape.layers.front();
+    const std::size_t weights = static_cast<std::size_t>(first.out) * first.in;
+    for (std::size_t b = 0; b < N; ++b)
+      CHECK(std::all_of(grads.begin() + b * P, grads.begin() + b * P + weights,
+                        [](float g) { return g == -7.0f; }));
+    ops.gemm(weight_gradient_gemm(shape, buf, 0, nodes, n));
+  }
   return test::compare_with_cpu(p, model, grads, loss);
 }
 
@@ -73,6 +85,11 @@ TEST_SUITE("cuda") {
     check_close(worst_relative_error({12, 9, 7, 5}, 5, 8, 100), 1e-5);      // two hidden layers
     check_close(worst_relative_error({30, 17, 3}, 3, 1, 100), 1e-5);        // batch of one example
     check_close(worst_relative_error({784, 64, 32, 10}, 3, 16, 200), 1e-4); // image-sized input
+  }
+
+  TEST_CASE("CUDA pass on the host executor: the first layer's weight gradient deferred") {
+    check_close(worst_relative_error({12, 5}, 4, 8, 100, true), 1e-5);
+    check_close(worst_relative_error({12, 9, 7, 5}, 5, 8, 100, true), 1e-5);
   }
 
   TEST_CASE("CUDA pass on the host executor: a wrong stride or transpose is caught") {

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: MIT
+// The local step of an MLP's first-layer weights fused with their gradient: a block holds a
+// 64 x 64 tile of a node's W (out x in, column-major, at the start of its row), computes the
+// tile's gradient dz x^T from the pass's first-layer delta and minibatch (both still in the
+// pass's scratch) and applies the local step to it at once (local_step_element), so that
+// the gradient is never written to memory nor read back: per node-step two vectors of the
+// first layer's 200,704 floats (784-256-128-10) less to move, and cuBLAS's weight-gradient
+// GEMM (43% of the H100's DRAM bandwidth) gone. Per thread as functions here, so that the
+// host tests run the kernel's blocks thread by thread.
+#pragma once
+
+#include "cuda/resident_math.hpp"
+
+#include <cstddef>
+
+namespace dtsim::cuda {
+
+constexpr int kFusedTile = 64;     // outputs and inputs per block
+constexpr int kFusedThreads = 256; // 8 warps: lane -> outputs lane, lane + 32; warp -> 8 inputs
+constexpr int kFusedExamples = 32; // examples per load into shared memory
+constexpr int kFusedOutPerThread = kFusedTile / 32;
+constexpr int kFusedInPerThread = kFusedTile / (kFusedThreads / 32);
+// The shared arrays' floats each: kFusedExamples rows of the tile's 64 outputs or inputs.
+constexpr int kFusedShared = kFusedExamples * kFusedTile;
+
+// Where the pass left the first layer's pieces: chunk position p (node first_node + p) has
+// its delta dz at dz + p * out * n (out x n, column-major: the mean loss's gradient with
+// respect to the layer's pre-activations) and its minibatch at x + p * in * n (in x n).
+struct FirstLayerPlan {
+  const float* dz = nullptr;
+  const float* x = nullptr;
+  int out = 0;
+  int in = 0;
+  int n = 0;
+  int first_node = 0;
+};
+
+// Blocks per node: the tiles over W's outputs (fastest) and inputs.
+DTSIM_HD inline int fused_tiles_out(const FirstLayerPlan& f) {
+  return (f.out + kFusedTile - 1) / kFusedTile;
+}
+DTSIM_HD inline int fused_tiles(const FirstLayerPlan& f) {
+  return fused_tiles_out(f) * ((f.in + kFusedTile - 1) / kFusedTile);
+}
+
+// The accumulators of one thread: its outputs' gradients over its inputs.
+struct FusedAccumulators {
+  float g[kFusedOutPerThread][kFusedInPerThread];
+};
+
+// Thread t's share of loading examples [k0, k0 + kc) of position p's tile (outputs from
+// o0, inputs from i0) into s_dz[k][c] and s_x[k][c] (zero past the layer's edges).
+DTSIM_HD inline void fused_load(const FirstLayerPlan& f, int p, int o0, int i0, int k0, int kc,
+                                int t, float* s_dz, float* s_x) {
+  const float* dz = f.dz + static_cast<std::size_t>(p) * f.out * f.n;
+  const float* x = f.x + static_cast<std::size_t>(p) * f.in * f.n;
+  for (int v = t; v < kc * kFusedTile; v += kFusedThreads) {
+    const int k = k0 + v / kFusedTile, c = v % kFusedTile;
+    s_dz[v] = o0 + c < f.out ? dz[static_cast<std::size_t>(k) * f.out + o0 + c] : 0.0f;
+    s_x[v] = i0 + c < f.in ? x[static_cast<std::size_t>(k) * f.in + i0 + c] : 0.0f;
+  }
+}
+
+// Thread t adds the loaded kc examples' products to its accumulators, in example order.
+DTSIM_HD inline void fused_accumulate(int t, const float* s_dz, const float* s_x, int kc,
+                                      FusedAccumulators& a) {
+  const int lane = t % 32, first_in = t / 32 * kFusedInPerThread;
+  for (int k = 0; k < kc; ++k) {
+    const float* dz = s_dz + k * kFusedTile;
+    const float* x = s_x + k * kFusedTile + first_in;
+    DTSIM_UNROLL
+    for (int jo = 0; jo < kFusedOutPerThread; ++jo) {
+      const float d = dz[lane + 32 * jo];
+      DTSIM_UNROLL
+      for (int ji = 0; ji < kFusedInPerThread; ++ji)
+        a.g[jo][ji] += d * x[ji];
+    }
+  }
+}
+
+// Thread t's outputs of step entry b's tile: the local step of each weight with its
+// accumulated gradient (the model and momentum loaded before anything is stored, as in
+// local_step_tile). The weights are at the start of the node's row of P floats.
+DTSIM_HD inline void fused_step(const StepBatch& s, const FirstLayerPlan& f, float* grads,
+                                const float* models, float* momenta, std::size_t P, int b, int o0,
+                                int i0, int t, const FusedAccumulators& a) {
+  const std::size_t row = static_cast<std::size_t>(s.node[b]) * P;
+  float* g_row = grads + row;
+  const float* x_row = models + row;
+  float* m_row = s.momentum != 0 ? momenta + row : nullptr;
+  float* out = s.out[b];
+  const float lr = s.lr[b];
+  const int lane = t % 32, first_in = i0 + t / 32 * kFusedInPerThread;
+  float x[kFusedOutPerThread][kFusedInPerThread], m_old[kFusedOutPerThread][kFusedInPerThread];
+  DTSIM_UNROLL
+  for (int jo = 0; jo < kFusedOutPerThread; ++jo) {
+    const int o = o0 + lane + 32 * jo;
+    DTSIM_UNROLL
+    for (int ji = 0; ji < kFusedInPerThread; ++ji) {
+      const int i = first_in + ji;
+      const bool in_layer = o < f.out && i < f.in;
+      const std::size_t e = static_cast<std::size_t>(i) * f.out + o;
+      x[jo][ji] = in_layer ? x_row[e] : 0.0f;
+      m_old[jo][ji] = in_layer && m_row ? m_row[e] : 0.0f;
+    }
+  }
+  DTSIM_UNROLL
+  for (int jo = 0; jo < kFusedOutPerThread; ++jo) {
+    const int o = o0 + lane + 32 * jo;
+    DTSIM_UNROLL
+    for (int ji = 0; ji < kFusedInPerThread; ++ji) {
+      const int i = first_in + ji;
+      if (o >= f.out || i >= f.in)
+        continue;
+      const std::size_t e = static_cast<std::size_t>(i) * f.out + o;
+      local_step_element(s, lr, a.g[jo][ji], x[jo][ji], m_old[jo][ji], g_row + e,
+                         m_row ? m_row + e : nullptr, out ? out + e : nullptr);
+    }
+  }
+}
+
+// Block `tile` of step entry b, thread by thread (the host's run of the device kernel,
+// device_resident_store.cuh's fused_first_layer_kernel, for the tests).
+inline void fused_block_on_host(const StepBatch& s, const FirstLayerPlan& f, float* grads,
+                                const float* models, float* momenta, std::size_t P, int b,
+                                int tile) {
+  const int tiles_out = fused_tiles_out(f);
+  const int o0 = tile % tiles_out * kFusedTile, i0 = tile / tiles_out * kFusedTile;
+  const int p = s.node[b] - f.first_node;
+  static thread_local float s_dz[kFusedShared], s_x[kFusedShared];
+  static thread_local FusedAccumulators acc[kFusedThreads];
+  for (FusedAccumulators& a : acc)
+    a = {};
+  for (int k0 = 0; k0 < f.n; k0 += kFusedExamples) {
+    const int kc = f.n - k0 < kFusedExamples ? f.n - k0 : kFusedExamples;
+    for (int t = 0; t < kFusedThreads; ++t)
+      fused_load(f, p, o0, i0, k0, kc, t, s_dz, s_x);
+    for (int t = 0; t < kFusedThreads; ++t)
+      fused_accumulate(t, s_dz, s_x, kc, acc[t]);
+  }
+  for (int t = 0; t < kFusedThreads; ++t)
+    fused_step(s, f, grads, models, momenta, P, b, o0, i0, t, acc[t]);
+}
+
+} // namespace dtsim::cuda
