@@ -57,7 +57,28 @@ DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std
     const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
     v[j] = e < P ? self_w * self[e] : 0.0f;
   }
-  for (int c = m.first[b]; c < m.first[b + 1]; ++c) {
+  // The inputs two at a time, both loaded before either is added (the sums in the same
+  // order): a thread then waits for memory once per pair, not once per input.
+  const int end = m.first[b + 1];
+  int c = m.first[b];
+  for (; c + 1 < end; c += 2) {
+    const float* in0 = m.in[c];
+    const float* in1 = m.in[c + 1];
+    const float w0 = m.in_w[c], w1 = m.in_w[c + 1];
+    float a0[J], a1[J];
+    DTSIM_UNROLL
+    for (int j = 0; j < J; ++j) {
+      const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
+      a0[j] = e < P ? in0[e] : 0.0f;
+      a1[j] = e < P ? in1[e] : 0.0f;
+    }
+    DTSIM_UNROLL
+    for (int j = 0; j < J; ++j) {
+      v[j] += w0 * a0[j];
+      v[j] += w1 * a1[j];
+    }
+  }
+  if (c < end) {
     const float* in = m.in[c];
     const float w = m.in_w[c];
     DTSIM_UNROLL

@@ -148,7 +148,8 @@ TEST_SUITE("cuda") {
     const auto close = [](const std::vector<float>& a, const std::vector<float>& b) {
       double worst = 0;
       for (std::size_t e = 0; e < a.size(); ++e)
-        worst = std::max(worst, std::abs(double{a[e]} - b[e]) / (1.0 + std::abs(double{b[e]})));
+        worst =
+            std::max(worst, std::abs(double{a[e]} - double{b[e]}) / (1.0 + std::abs(double{b[e]})));
       return worst;
     };
     for (auto* device : {fused.get(), unfused.get()}) {

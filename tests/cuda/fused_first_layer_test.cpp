@@ -79,7 +79,7 @@ Problem run(StepBatch rule, bool fused) {
 double worst(const std::vector<float>& a, const std::vector<float>& b) {
   double w = 0;
   for (std::size_t i = 0; i < a.size(); ++i)
-    w = std::max(w, std::abs(double{a[i]} - b[i]) /
+    w = std::max(w, std::abs(double{a[i]} - double{b[i]}) /
                         std::max({1.0, std::abs(double{a[i]}), std::abs(double{b[i]})}));
   return w;
 }

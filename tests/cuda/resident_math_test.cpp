@@ -63,13 +63,15 @@ TEST_SUITE("cuda") {
     std::vector<std::vector<float>> messages;
     for (int k = 0; k < 5; ++k)
       messages.push_back(random_vector(rng, kP));
-    // Node 2 mixes its own message 0 with messages 3 and 1; node 0 message 4 with 2.
+    // Node 2 mixes its own message 0 with messages 3 and 1 (one pair of inputs); node 0
+    // message 4 with 2, 3 and 1 (a pair and one more).
     const std::vector<int> node{2, 0};
     const std::vector<const float*> self{messages[0].data(), messages[4].data()};
     const std::vector<float> self_w{0.4f, 0.5f};
-    const std::vector<int> first{0, 2, 3};
-    const std::vector<const float*> in{messages[3].data(), messages[1].data(), messages[2].data()};
-    const std::vector<float> in_w{0.35f, 0.25f, 0.5f};
+    const std::vector<int> first{0, 2, 5};
+    const std::vector<const float*> in{messages[3].data(), messages[1].data(), messages[2].data(),
+                                       messages[3].data(), messages[1].data()};
+    const std::vector<float> in_w{0.35f, 0.25f, 0.2f, 0.2f, 0.1f};
     std::vector<float> models(nodes * kP, -9.0f);
     const MixBatch batch{node.data(),  self.data(), self_w.data(),
                          first.data(), in.data(),   in_w.data()};

@@ -81,6 +81,32 @@ template <class F> void each_thread(const F& f) {
 } // namespace
 
 TEST_SUITE("cuda") {
+  TEST_CASE("Resident tiles: the mixing's inputs taken in pairs write the one-by-one bits") {
+    Rng rng = Rng::stream(13, "test", Rng::kNoNode);
+    const std::vector<float> own = random_vector(rng, kP), a = random_vector(rng, kP),
+                             b = random_vector(rng, kP), c = random_vector(rng, kP);
+    for (int inputs = 1; inputs <= 3; ++inputs) { // a pair, a single one, or both
+      CAPTURE(inputs);
+      const std::vector<int> node{0}, first{0, inputs};
+      const std::vector<const float*> self{own.data()}, in{a.data(), b.data(), c.data()};
+      const std::vector<float> self_w{0.4f}, in_w{0.3f, 0.2f, 0.1f};
+      const MixBatch batch{node.data(),  self.data(), self_w.data(),
+                           first.data(), in.data(),   in_w.data()};
+      std::vector<float> models(kP);
+      each_thread([&](std::size_t e0, std::size_t stride) {
+        mix_tile<4>(batch, models.data(), nullptr, kP, 0, e0, stride);
+      });
+      std::vector<float> expected(kP); // the loop before (commit 9c7f4b5): one input at a time
+      for (std::size_t e = 0; e < kP; ++e) {
+        float v = self_w[0] * own[e];
+        for (int k = 0; k < inputs; ++k)
+          v += in_w[static_cast<std::size_t>(k)] * in[static_cast<std::size_t>(k)][e];
+        expected[e] = v;
+      }
+      CHECK(models == expected);
+    }
+  }
+
   TEST_CASE("Resident tiles: the local step's tile writes the element-by-element bits") {
     struct Rule {
       float momentum, weight_decay;
