@@ -80,8 +80,6 @@ __global__ void fused_first_layer_kernel(StepBatch s, FirstLayerPlan f, float* g
   const int tile = static_cast<int>(blockIdx.x);
   const int o0 = tile % tiles_out * kFusedTile, i0 = tile / tiles_out * kFusedTile;
   const int p = s.node[b] - f.first_node;
-  FusedRows rows;
-  fused_load_rows(s, f, models, momenta, P, b, o0, i0, t, rows);
   FusedAccumulators acc{};
   for (int k0 = 0; k0 < f.n; k0 += kFusedExamples) {
     const int kc = f.n - k0 < kFusedExamples ? f.n - k0 : kFusedExamples;
@@ -90,7 +88,7 @@ __global__ void fused_first_layer_kernel(StepBatch s, FirstLayerPlan f, float* g
     fused_accumulate(t, s_dz, s_x, kc, acc);
     __syncthreads();
   }
-  fused_step(s, f, grads, momenta, P, b, o0, i0, t, acc, rows);
+  fused_step(s, f, grads, models, momenta, P, b, o0, i0, t, acc);
 }
 
 class DeviceResidentStore final : public ResidentVectors {

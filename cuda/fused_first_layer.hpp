@@ -78,20 +78,24 @@ DTSIM_HD inline void fused_accumulate(int t, const float* s_dz, const float* s_x
   }
 }
 
-// Thread t's weights of step entry b's tile, as local_step_tile loads them: the model and
-// the momentum, loaded before the gradient's sums so that the loads are in flight while the
-// sums run (the weights are at the start of the node's row of P floats).
-struct FusedRows {
-  float x[kFusedOutPerThread][kFusedInPerThread];
-  float m_old[kFusedOutPerThread][kFusedInPerThread];
-};
-DTSIM_HD inline void fused_load_rows(const StepBatch& s, const FirstLayerPlan& f,
-                                     const float* models, const float* momenta, std::size_t P,
-                                     int b, int o0, int i0, int t, FusedRows& r) {
+// Thread t's outputs of step entry b's tile: the local step of each weight with its
+// accumulated gradient (the model and momentum loaded before anything is stored, as in
+// local_step_tile). The weights are at the start of the node's row of P floats. Loading
+// the model and momentum before the sums instead, to have them in flight while the sums
+// run, was slower: 1.89 ms per 1,024-node round at 54% of the H100's DRAM bandwidth against
+// 1.43 ms at 71% (runs 15 and 14 of docs/cuda.md; the registers they hold cost more than
+// the latency they hide).
+DTSIM_HD inline void fused_step(const StepBatch& s, const FirstLayerPlan& f, float* grads,
+                                const float* models, float* momenta, std::size_t P, int b, int o0,
+                                int i0, int t, const FusedAccumulators& a) {
   const std::size_t row = static_cast<std::size_t>(s.node[b]) * P;
+  float* g_row = grads + row;
   const float* x_row = models + row;
-  const float* m_row = s.momentum != 0 ? momenta + row : nullptr;
+  float* m_row = s.momentum != 0 ? momenta + row : nullptr;
+  float* out = s.out[b];
+  const float lr = s.lr[b];
   const int lane = t % 32, first_in = i0 + t / 32 * kFusedInPerThread;
+  float x[kFusedOutPerThread][kFusedInPerThread], m_old[kFusedOutPerThread][kFusedInPerThread];
   DTSIM_UNROLL
   for (int jo = 0; jo < kFusedOutPerThread; ++jo) {
     const int o = o0 + lane + 32 * jo;
@@ -100,23 +104,10 @@ DTSIM_HD inline void fused_load_rows(const StepBatch& s, const FirstLayerPlan& f
       const int i = first_in + ji;
       const bool in_layer = o < f.out && i < f.in;
       const std::size_t e = static_cast<std::size_t>(i) * f.out + o;
-      r.x[jo][ji] = in_layer ? x_row[e] : 0.0f;
-      r.m_old[jo][ji] = in_layer && m_row ? m_row[e] : 0.0f;
+      x[jo][ji] = in_layer ? x_row[e] : 0.0f;
+      m_old[jo][ji] = in_layer && m_row ? m_row[e] : 0.0f;
     }
   }
-}
-
-// Thread t's outputs of step entry b's tile: the local step of each weight with its
-// accumulated gradient and the rows loaded before.
-DTSIM_HD inline void fused_step(const StepBatch& s, const FirstLayerPlan& f, float* grads,
-                                float* momenta, std::size_t P, int b, int o0, int i0, int t,
-                                const FusedAccumulators& a, const FusedRows& r) {
-  const std::size_t row = static_cast<std::size_t>(s.node[b]) * P;
-  float* g_row = grads + row;
-  float* m_row = s.momentum != 0 ? momenta + row : nullptr;
-  float* out = s.out[b];
-  const float lr = s.lr[b];
-  const int lane = t % 32, first_in = i0 + t / 32 * kFusedInPerThread;
   DTSIM_UNROLL
   for (int jo = 0; jo < kFusedOutPerThread; ++jo) {
     const int o = o0 + lane + 32 * jo;
@@ -126,7 +117,7 @@ DTSIM_HD inline void fused_step(const StepBatch& s, const FirstLayerPlan& f, flo
       if (o >= f.out || i >= f.in)
         continue;
       const std::size_t e = static_cast<std::size_t>(i) * f.out + o;
-      local_step_element(s, lr, a.g[jo][ji], r.x[jo][ji], r.m_old[jo][ji], g_row + e,
+      local_step_element(s, lr, a.g[jo][ji], x[jo][ji], m_old[jo][ji], g_row + e,
                          m_row ? m_row + e : nullptr, out ? out + e : nullptr);
     }
   }
@@ -142,11 +133,8 @@ inline void fused_block_on_host(const StepBatch& s, const FirstLayerPlan& f, flo
   const int p = s.node[b] - f.first_node;
   static thread_local float s_dz[kFusedShared], s_x[kFusedShared];
   static thread_local FusedAccumulators acc[kFusedThreads];
-  static thread_local FusedRows rows[kFusedThreads];
-  for (int t = 0; t < kFusedThreads; ++t) {
-    acc[t] = {};
-    fused_load_rows(s, f, models, momenta, P, b, o0, i0, t, rows[t]);
-  }
+  for (FusedAccumulators& a : acc)
+    a = {};
   for (int k0 = 0; k0 < f.n; k0 += kFusedExamples) {
     const int kc = f.n - k0 < kFusedExamples ? f.n - k0 : kFusedExamples;
     for (int t = 0; t < kFusedThreads; ++t)
@@ -155,7 +143,7 @@ inline void fused_block_on_host(const StepBatch& s, const FirstLayerPlan& f, flo
       fused_accumulate(t, s_dz, s_x, kc, acc[t]);
   }
   for (int t = 0; t < kFusedThreads; ++t)
-    fused_step(s, f, grads, momenta, P, b, o0, i0, t, acc[t], rows[t]);
+    fused_step(s, f, grads, models, momenta, P, b, o0, i0, t, acc[t]);
 }
 
 } // namespace dtsim::cuda
