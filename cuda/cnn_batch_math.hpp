@@ -83,6 +83,15 @@ inline std::vector<std::size_t> cnn_buffer_floats(const CnnBatchShape& s, int n)
   return floats;
 }
 
+// The evaluation pass's buffers (run_cnn_eval): cnn_buffer_floats' list with only what the
+// forward pass writes kept (the examples are shared, not gathered; nothing backward).
+inline std::vector<std::size_t> cnn_eval_buffer_floats(const CnnBatchShape& s, int n) {
+  std::vector<std::size_t> floats = cnn_buffer_floats(s, n);
+  for (const CnnBuffer unused : {kCnnX, kCnnDFlat, kCnnDelta0, kCnnDelta1, kCnnDPooled, kCnnDZ})
+    floats[unused] = 0;
+  return floats;
+}
+
 // ---- The kernels' math, one element each (b: node; i: element of the node's block). ----
 
 // z += the stage's bias (z batch-major: channel-major over the examples).
@@ -188,10 +197,22 @@ DTSIM_HD inline void flatten_element(const CnnStageShape& s, int n, float* map, 
 // flat, to_map, count).
 template <class Ops> class CnnBatchPass {
 public:
+  // shared_x: every node's input is these n examples (features x n, the dataset's layout),
+  // read in place, not gathered (an evaluation's).
   CnnBatchPass(Ops& ops, const CnnBatchShape& shape, float* const* scratch, const BatchCommon& c,
-               int count, int n)
+               int count, int n, const float* shared_x = nullptr)
       : ops_(ops), s_(shape), scratch_(scratch), c_(c), count_(count), n_(n),
-        P_(static_cast<long long>(shape.num_params)) {}
+        P_(static_cast<long long>(shape.num_params)), shared_x_(shared_x) {}
+
+  // Every node's loss sum and correct count on the shared examples (buf's labels, params and
+  // per-example and per-node outputs; buf.x and buf.act unused: the examples are shared_x,
+  // the activations the scratch buffers).
+  void evaluate(const MlpEvalBuffers& buf) {
+    forward();
+    const std::size_t last = s_.dense.size() - 1;
+    ops_.eval_columns(buf, dense_out(last), s_.dense[last].out, n_, count_);
+    ops_.eval_nodes(buf, n_, count_);
+  }
 
   void run() {
     MlpBatchBuffers mlp; // the gather and the loss steps read these
@@ -213,10 +234,19 @@ private:
   }
   float* delta(std::size_t l) const { return scratch_[kCnnDelta0 + l % 2]; }
   // Stage s's input and how the kernels address it.
-  const float* stage_input(std::size_t s) const { return s == 0 ? scratch_[kCnnX] : pooled(s - 1); }
+  const float* stage_input(std::size_t s) const {
+    if (s > 0)
+      return pooled(s - 1);
+    return shared_x_ != nullptr ? shared_x_ : scratch_[kCnnX];
+  }
   MapView stage_view(std::size_t s) const {
     const ConvShape& c = s_.stages[s].conv;
-    return s == 0 ? MapView::dataset(c, n_) : MapView::batch_major(c, n_);
+    if (s > 0)
+      return MapView::batch_major(c, n_);
+    MapView v = MapView::dataset(c, n_);
+    if (shared_x_ != nullptr)
+      v.node = 0; // every node reads the same examples
+    return v;
   }
   long long patches_stride(const ConvShape& c) const {
     return static_cast<long long>(c.patches(n_));
@@ -299,6 +329,7 @@ private:
   const BatchCommon& c_;
   int count_, n_;
   long long P_;
+  const float* shared_x_;
 };
 
 // Gradients of the mean loss of `count` nodes' minibatches of n examples into c.grads, the
@@ -307,6 +338,17 @@ template <class Ops>
 void run_cnn_batch(Ops& ops, const CnnBatchShape& shape, float* const* scratch,
                    const BatchCommon& c, int count, int n) {
   CnnBatchPass<Ops>(ops, shape, scratch, c, count, n).run();
+}
+
+// Every node's model on the same n evaluation examples (buf.x, the dataset's layout; buf's
+// labels, params and outputs as run_mlp_eval's): scratch holds cnn_eval_buffer_floats'
+// buffers for `count` nodes.
+template <class Ops>
+void run_cnn_eval(Ops& ops, const CnnBatchShape& shape, float* const* scratch,
+                  const MlpEvalBuffers& buf, int count, int n) {
+  BatchCommon c;
+  c.params = buf.params;
+  CnnBatchPass<Ops>(ops, shape, scratch, c, count, n, buf.x).evaluate(buf);
 }
 
 } // namespace dtsim::cuda

@@ -114,7 +114,8 @@ public:
   ResidentVectors* resident() override { return store_.get(); }
 
   // Per-node accuracies of the resident models, in place, for a network with an evaluation
-  // pass (the MLP/softmax one): the examples go up once per run (the same set each time),
+  // pass (the MLP/softmax and LeNet/CNN ones): the examples go up once per run (the same set
+  // each time),
   // then the nodes in chunks whose activations fit kEvalBytes (and at most as many as a
   // training chunk: max_nodes_per_batch, which tests lower); only each node's loss sum and
   // correct count come down.
@@ -491,8 +492,11 @@ private:
   };
   std::optional<Deferred> deferred_; // a pass's first-layer weight gradient, not yet computed
   // evaluate_resident's: the examples (kept for the run: which host set they are) and a
-  // chunk's buffers.
-  static constexpr std::size_t kEvalBytes = std::size_t{256} << 20;
+  // chunk's buffers. 1 GB: LeNet's forward pass on 1,000 examples takes 112 MB per node
+  // (its first convolution's patches 78 MB), so that a chunk still holds 9 nodes; a
+  // constant, not a share of the free memory, so that the chunks (and with them cuBLAS's
+  // kernels and the bits of the results) are the same in every run.
+  static constexpr std::size_t kEvalBytes = std::size_t{1} << 30;
   struct EvalSet {
     const float* features = nullptr;
     std::size_t examples = 0;

@@ -51,6 +51,17 @@ struct CnnNetwork {
     DeviceCnnOps ops{{{blas, stream}}};
     run_cnn_batch(ops, shape, scratch, c, count, n);
   }
+  // The evaluation pass (DeviceBatchRunner::evaluate_resident): the examples' width, the
+  // forward pass's buffers per node for n examples, the pass over buf.act as those buffers.
+  int input_features() const { return shape.features(); }
+  std::vector<std::size_t> eval_scratch_floats(int n) const {
+    return cnn_eval_buffer_floats(shape, n);
+  }
+  void evaluate(cublasHandle_t blas, cudaStream_t stream, const MlpEvalBuffers& buf, int count,
+                int n) const {
+    DeviceCnnOps ops{{{blas, stream}}};
+    run_cnn_eval(ops, shape, buf.act, buf, count, n);
+  }
 };
 
 } // namespace

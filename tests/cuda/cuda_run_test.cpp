@@ -119,6 +119,19 @@ TEST_SUITE("cuda") {
     CHECK(gpu_mean.number_attributes.at("resident_model_pulls") == 0);
     CHECK(std::abs(gpu_mean.metrics.at("test_accuracy").back() -
                    cpu_mean.metrics.at("test_accuracy").back()) <= 0.005);
+    // LeNet's per-node accuracies are evaluated on the device too (its evaluation pass).
+    const std::string lenet = "--set 'model={kind: lenet}' --set stop.epochs=0.5";
+    const TraceContents cpu_lenet =
+        run("cpu-resident", "lenet-cpu", "scenarios/quickstart.yaml", lenet);
+    const TraceContents gpu_lenet =
+        run("cuda-resident", "lenet-cuda", "scenarios/quickstart.yaml", lenet);
+    CHECK(gpu_lenet.number_attributes.at("resident_model_pulls") == 0);
+    CHECK(cpu_lenet.number_attributes.at("resident_model_pulls") > 0);
+    for (const char* column : {"test_accuracy", "node_accuracy_mean"}) {
+      CAPTURE(column);
+      CHECK(std::abs(gpu_lenet.metrics.at(column).back() - cpu_lenet.metrics.at(column).back()) <=
+            0.01);
+    }
   }
 
   TEST_CASE("CUDA: other cuda-resident configurations match cpu-resident and repeat bit for bit") {
