@@ -15,7 +15,8 @@
 # 'ab' runs the goal row (the 1,024-node MLP on cuda-resident) with the bundle's
 # dtsim-baseline and with dtsim in turn, three times (device_bundle.sh's BASELINE);
 # 'goal' the goal row at 1.6 M steps three times (its steady state, with 'ab''s runs);
-# 'methods' the 1,024-node MLP with AD-PSGD and with ASGD on cuda and on cuda-resident.
+# 'methods' the 1,024-node MLP with AD-PSGD and with ASGD on cuda and on cuda-resident;
+# 'eval' LeNet's per-node evaluations at 256 nodes with both binaries in turn.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=$PWD/.device
@@ -175,4 +176,21 @@ if want profile; then
   else
     echo "=== no Nsight Systems (nsys) on this machine"
   fi
+fi
+# Per-node evaluations of LeNet on cuda-resident (the stability protocol's kind of run: every
+# node's accuracy on 1,000 test examples) with the baseline binary and this one in turn:
+# 256 nodes, half an epoch, three evaluations; each run's wall time, evaluation time and model
+# pulls from its trace.
+if want eval; then
+  lenet_eval=(run scenarios/quickstart.yaml --quiet --set nodes=256 --set 'model={kind: lenet}'
+    --set model.backend=cuda-resident --set stop.epochs=0.5
+    --set 'eval={every_epochs: 0.25, per_node: true, per_node_samples: 1000}')
+  for which in "$baseline" "$build" "$baseline" "$build"; do
+    [ -x "$which/apps/dtsim" ] || continue
+    step 120 "LeNet per-node evaluations, 256 nodes, $(timeout 20 "$which/apps/dtsim" --version |
+      sed -n 2p)" "$which/apps/dtsim" "${lenet_eval[@]}" -o /tmp/lenet_eval.h5
+    $PYTHON -c "import h5py; a = h5py.File('/tmp/lenet_eval.h5', 'r').attrs; print('wall_seconds',
+      round(a['wall_seconds'], 3), 'eval_wall_seconds', round(a['eval_wall_seconds'], 3),
+      'resident_model_pulls', a['resident_model_pulls'])"
+  done
 fi
