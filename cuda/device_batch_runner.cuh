@@ -114,8 +114,8 @@ public:
   ResidentVectors* resident() override { return store_.get(); }
 
   // Per-node accuracies of the resident models, in place, for a network with an evaluation
-  // pass (the MLP/softmax and LeNet/CNN ones): the examples go up once per run (the same set
-  // each time),
+  // pass (the MLP/softmax, LeNet/CNN and ResNet ones): the examples go up once per run (the
+  // same set each time),
   // then the nodes in chunks whose activations fit kEvalBytes (and at most as many as a
   // training chunk: max_nodes_per_batch, which tests lower); only each node's loss sum and
   // correct count come down.
@@ -228,9 +228,15 @@ private:
                                                              labels.size() * sizeof(std::int32_t));
       eval_set_ = {features.data(), labels.size()};
     }
-    const std::vector<std::size_t> floats = net_.eval_scratch_floats(n);
-    std::size_t per_node = static_cast<std::size_t>(n) * (sizeof(double) + sizeof(std::int32_t)) +
-                           sizeof(double) + sizeof(std::int64_t);
+    // At most `slice` examples a pass (a network's max_eval_examples, else all of them),
+    // each node's sums added up over the slices in order.
+    int slice = n;
+    if constexpr (requires(const Network& net) { net.max_eval_examples(); })
+      slice = std::min(n, net_.max_eval_examples());
+    const auto slice_ = static_cast<std::size_t>(slice);
+    const std::vector<std::size_t> floats = net_.eval_scratch_floats(slice);
+    std::size_t per_node =
+        slice_ * (sizeof(double) + sizeof(std::int32_t)) + sizeof(double) + sizeof(std::int64_t);
     for (const std::size_t f : floats)
       per_node += f * sizeof(float);
     const std::size_t nodes = out.size();
@@ -242,36 +248,46 @@ private:
       eval_act_[k].resize(chunk * floats[k], "cudaMalloc (evaluation activations)");
       act[k] = eval_act_[k].data;
     }
-    eval_column_loss_.resize(chunk * static_cast<std::size_t>(n), "cudaMalloc (evaluation)");
-    eval_column_correct_.resize(chunk * static_cast<std::size_t>(n), "cudaMalloc (evaluation)");
+    eval_column_loss_.resize(chunk * slice_, "cudaMalloc (evaluation)");
+    eval_column_correct_.resize(chunk * slice_, "cudaMalloc (evaluation)");
     eval_loss_.resize(chunk, "cudaMalloc (evaluation)");
     eval_correct_.resize(chunk, "cudaMalloc (evaluation)");
-    std::vector<double> loss(chunk);
-    std::vector<std::int64_t> correct(chunk);
+    std::vector<double> loss(chunk), loss_sum(chunk);
+    std::vector<std::int64_t> correct(chunk), correct_sum(chunk);
     const std::size_t P = net_.num_params();
+    const auto features_per_example = static_cast<std::size_t>(net_.input_features());
     for (std::size_t first = 0; first < nodes; first += chunk) {
       const std::size_t count = std::min(chunk, nodes - first);
-      const MlpEvalBuffers buf{store_->model_rows() + first * P,
-                               eval_x_.data,
-                               eval_labels_.data,
-                               act.data(),
-                               eval_column_loss_.data,
-                               eval_column_correct_.data,
-                               eval_loss_.data,
-                               eval_correct_.data};
-      net_.evaluate(blas_.blas, s, buf, static_cast<int>(count), n);
-      check(cudaGetLastError(), "kernel launch (evaluation)");
-      check(cudaMemcpyAsync(loss.data(), eval_loss_.data, count * sizeof(double),
-                            cudaMemcpyDeviceToHost, s),
-            "cudaMemcpyAsync (evaluation)");
-      check(cudaMemcpyAsync(correct.data(), eval_correct_.data, count * sizeof(std::int64_t),
-                            cudaMemcpyDeviceToHost, s),
-            "cudaMemcpyAsync (evaluation)");
-      check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
-      bus_.device_to_host_bytes +=
-          static_cast<std::int64_t>(count * (sizeof(double) + sizeof(std::int64_t)));
+      std::fill(loss_sum.begin(), loss_sum.end(), 0.0);
+      std::fill(correct_sum.begin(), correct_sum.end(), 0);
+      for (int k0 = 0; k0 < n; k0 += slice) {
+        const int m = std::min(slice, n - k0);
+        const MlpEvalBuffers buf{store_->model_rows() + first * P,
+                                 eval_x_.data + static_cast<std::size_t>(k0) * features_per_example,
+                                 eval_labels_.data + k0,
+                                 act.data(),
+                                 eval_column_loss_.data,
+                                 eval_column_correct_.data,
+                                 eval_loss_.data,
+                                 eval_correct_.data};
+        net_.evaluate(blas_.blas, s, buf, static_cast<int>(count), m);
+        check(cudaGetLastError(), "kernel launch (evaluation)");
+        check(cudaMemcpyAsync(loss.data(), eval_loss_.data, count * sizeof(double),
+                              cudaMemcpyDeviceToHost, s),
+              "cudaMemcpyAsync (evaluation)");
+        check(cudaMemcpyAsync(correct.data(), eval_correct_.data, count * sizeof(std::int64_t),
+                              cudaMemcpyDeviceToHost, s),
+              "cudaMemcpyAsync (evaluation)");
+        check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+        bus_.device_to_host_bytes +=
+            static_cast<std::int64_t>(count * (sizeof(double) + sizeof(std::int64_t)));
+        for (std::size_t b = 0; b < count; ++b) {
+          loss_sum[b] += loss[b];
+          correct_sum[b] += correct[b];
+        }
+      }
       for (std::size_t b = 0; b < count; ++b)
-        out[first + b] = EvalResult{loss[b], correct[b], n};
+        out[first + b] = EvalResult{loss_sum[b], correct_sum[b], n};
     }
   }
 

@@ -87,6 +87,21 @@ struct ResNetNetwork {
     DeviceResNetOps ops{{{blas, stream}}};
     run_resnet_batch(ops, shape, buf, count, n);
   }
+  // The evaluation pass (DeviceBatchRunner::evaluate_resident): the examples' width, the
+  // forward pass's buffers per node for n examples, at most kEvalExamples examples a pass
+  // (ResNet-20's maps on 1,000 Fashion-MNIST examples would take 2 GB per node), the pass
+  // over buf.act as those buffers.
+  static constexpr int kEvalExamples = 100;
+  int input_features() const { return shape.features(); }
+  int max_eval_examples() const { return kEvalExamples; }
+  std::vector<std::size_t> eval_scratch_floats(int n) const {
+    return resnet_eval_buffer_floats(shape, n);
+  }
+  void evaluate(cublasHandle_t blas, cudaStream_t stream, const MlpEvalBuffers& buf, int count,
+                int n) const {
+    DeviceResNetOps ops{{{blas, stream}}};
+    run_resnet_eval(ops, shape, buf.act, buf, count, n);
+  }
 };
 
 } // namespace

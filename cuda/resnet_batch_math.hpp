@@ -102,6 +102,16 @@ inline std::vector<std::size_t> resnet_buffer_floats(const ResNetBatchShape& s, 
   return floats;
 }
 
+// The evaluation pass's buffers (run_resnet_eval): resnet_buffer_floats' list with only
+// what the forward pass writes kept (the examples are shared, not gathered; nothing
+// backward).
+inline std::vector<std::size_t> resnet_eval_buffer_floats(const ResNetBatchShape& s, int n) {
+  std::vector<std::size_t> floats = resnet_buffer_floats(s, n);
+  for (const ResNetBuffer unused : {kX, kGradMap0, kGradMap1, kGradMap2, kDPooled, kDLogits})
+    floats[unused] = 0;
+  return floats;
+}
+
 // buf's float buffers from arrays (resnet_buffer_floats' order; `arrays` must outlive buf,
 // which points into it for the block maps). Training set, labels, params, grads, indices
 // and losses are the caller's to set.
@@ -327,10 +337,20 @@ DTSIM_HD inline void average_pool_backward_element(const float* dpooled, int cha
 // pooled, count) and average_pool_backward(dpooled, channels, pixels, n, d_map, count).
 template <class Ops> class ResNetBatchPass {
 public:
+  // shared_x: every node's input is these n examples (features x n, the dataset's layout),
+  // read in place, not gathered (an evaluation's).
   ResNetBatchPass(Ops& ops, const ResNetBatchShape& shape, const ResNetBatchBuffers& buf, int count,
-                  int n)
+                  int n, const float* shared_x = nullptr)
       : ops_(ops), s_(shape), buf_(buf), count_(count), n_(n),
-        P_(static_cast<long long>(shape.num_params)) {}
+        P_(static_cast<long long>(shape.num_params)), shared_x_(shared_x) {}
+
+  // Every node's loss sum and correct count on the shared examples (eval's labels and
+  // outputs; the activations in buf_).
+  void evaluate(const MlpEvalBuffers& eval) {
+    forward();
+    ops_.eval_columns(eval, buf_.logits, s_.head.out, n_, count_);
+    ops_.eval_nodes(eval, n_, count_);
+  }
 
   void run() {
     MlpBatchBuffers mlp; // the gather and the loss steps read these
@@ -387,7 +407,10 @@ private:
 
   void forward() {
     const ConvShape& stem = s_.stem;
-    conv_forward(stem, buf_.x, MapView::dataset(stem, n_), buf_.stem_z);
+    MapView input = MapView::dataset(stem, n_);
+    if (shared_x_ != nullptr)
+      input.node = 0; // every node reads the same examples
+    conv_forward(stem, shared_x_ != nullptr ? shared_x_ : buf_.x, input, buf_.stem_z);
     norm_forward(s_.stem_norm, buf_.stem_z, buf_.stem_stats, true, buf_.stem_a);
     const float* in = buf_.stem_a;
     for (std::size_t k = 0; k < s_.blocks.size(); ++k) {
@@ -456,6 +479,7 @@ private:
   const ResNetBatchBuffers& buf_;
   int count_, n_;
   long long P_;
+  const float* shared_x_;
 };
 
 // Gradients of the mean loss of `count` nodes' minibatches of n examples into buf.grads,
@@ -464,6 +488,18 @@ template <class Ops>
 void run_resnet_batch(Ops& ops, const ResNetBatchShape& shape, const ResNetBatchBuffers& buf,
                       int count, int n) {
   ResNetBatchPass<Ops>(ops, shape, buf, count, n).run();
+}
+
+// Every node's model on the same n evaluation examples (eval.x, the dataset's layout; its
+// labels, params and outputs as run_mlp_eval's): scratch holds resnet_eval_buffer_floats'
+// buffers for `count` nodes.
+template <class Ops>
+void run_resnet_eval(Ops& ops, const ResNetBatchShape& shape, float* const* scratch,
+                     const MlpEvalBuffers& eval, int count, int n) {
+  ResNetBatchBuffers buf;
+  bind_resnet_buffers(scratch, buf);
+  buf.params = eval.params;
+  ResNetBatchPass<Ops>(ops, shape, buf, count, n, eval.x).evaluate(eval);
 }
 
 } // namespace dtsim::cuda

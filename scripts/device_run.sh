@@ -16,7 +16,7 @@
 # dtsim-baseline and with dtsim in turn, three times (device_bundle.sh's BASELINE);
 # 'goal' the goal row at 1.6 M steps three times (its steady state, with 'ab''s runs);
 # 'methods' the 1,024-node MLP with AD-PSGD and with ASGD on cuda and on cuda-resident;
-# 'eval' LeNet's per-node evaluations at 256 nodes with both binaries in turn.
+# 'eval' per-node evaluations (LeNet at 256 nodes, ResNet-20 at 32) with both binaries in turn.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=$PWD/.device
@@ -177,20 +177,28 @@ if want profile; then
     echo "=== no Nsight Systems (nsys) on this machine"
   fi
 fi
-# Per-node evaluations of LeNet on cuda-resident (the stability protocol's kind of run: every
-# node's accuracy on 1,000 test examples) with the baseline binary and this one in turn:
-# 256 nodes, half an epoch, three evaluations; each run's wall time, evaluation time and model
-# pulls from its trace.
+# Per-node evaluations on cuda-resident (the stability protocol's kind of run: every node's
+# accuracy on held-out test examples) with the baseline binary and this one in turn: LeNet at
+# 256 nodes, half an epoch, three evaluations of 1,000 examples (twice each); ResNet-20 at
+# 32 nodes, a tenth of an epoch, two evaluations of 200 examples (once each). Each run's wall
+# time, evaluation time and model pulls from its trace.
 if want eval; then
   lenet_eval=(run scenarios/quickstart.yaml --quiet --set nodes=256 --set 'model={kind: lenet}'
     --set model.backend=cuda-resident --set stop.epochs=0.5
     --set 'eval={every_epochs: 0.25, per_node: true, per_node_samples: 1000}')
-  for which in "$baseline" "$build" "$baseline" "$build"; do
-    [ -x "$which/apps/dtsim" ] || continue
-    step 120 "LeNet per-node evaluations, 256 nodes, $(timeout 20 "$which/apps/dtsim" --version |
-      sed -n 2p)" "$which/apps/dtsim" "${lenet_eval[@]}" -o /tmp/lenet_eval.h5
-    $PYTHON -c "import h5py; a = h5py.File('/tmp/lenet_eval.h5', 'r').attrs; print('wall_seconds',
+  resnet_eval=(run scenarios/quickstart.yaml --quiet --set nodes=32 --set 'model={kind: resnet20}'
+    --set model.backend=cuda-resident --set stop.epochs=0.1
+    --set 'eval={every_epochs: 0.1, per_node: true, per_node_samples: 200}')
+  for run in "lenet $baseline" "lenet $build" "lenet $baseline" "lenet $build" \
+    "resnet $baseline" "resnet $build"; do
+    set -- $run
+    [ -x "$2/apps/dtsim" ] || continue
+    declare -n scenario="${1}_eval"
+    step 120 "$1 per-node evaluations, $(timeout 20 "$2/apps/dtsim" --version | sed -n 2p)" \
+      "$2/apps/dtsim" "${scenario[@]}" -o /tmp/node_eval.h5
+    $PYTHON -c "import h5py; a = h5py.File('/tmp/node_eval.h5', 'r').attrs; print('wall_seconds',
       round(a['wall_seconds'], 3), 'eval_wall_seconds', round(a['eval_wall_seconds'], 3),
       'resident_model_pulls', a['resident_model_pulls'])"
+    unset -n scenario
   done
 fi

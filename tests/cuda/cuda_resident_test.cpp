@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 // The resident device store against the host (need a CUDA device): its evaluation statistics
 // (the mean of the node models bit for bit, the consensus distance within rounding, the
-// per-node accuracies of the MLP's and LeNet's evaluation passes against the CPU model's), and the
-// MLP's local steps with the first layer's weight gradient fused into them against the unfused
-// steps and the CPU model's gradient.
+// per-node accuracies of the MLP's, LeNet's and a ResNet's evaluation passes against the CPU
+// model's), and the MLP's local steps with the first layer's weight gradient fused into them
+// against the unfused steps and the CPU model's gradient.
 #include "cuda/cnn_batch_shape.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device_gradients.hpp"
+#include "cuda/resnet_batch_shape.hpp"
 #include "models/cnn.hpp"
 #include "models/mlp.hpp"
+#include "models/resnet.hpp"
 #include "random_problem.hpp"
 #include "sim/core/rng.hpp"
 #include "sim/engine/consensus_distance.hpp"
@@ -70,9 +72,12 @@ TEST_SUITE("cuda") {
     lenet.padding = {2, 0};
     const Mlp mlp(784, {24, 12}, 10);
     const Cnn cnn(lenet);
-    for (const Model* model : {static_cast<const Model*>(&mlp), static_cast<const Model*>(&cnn)}) {
+    const ResNet resnet(ResNet::Config{{1, 28, 28}, 10, 1, 2}); // one block per stage
+    for (const Model* model : {static_cast<const Model*>(&mlp), static_cast<const Model*>(&cnn),
+                               static_cast<const Model*>(&resnet)}) {
       CAPTURE(model->describe());
-      const int nodes = 9, examples = 64, n = 50;
+      // 250 examples: the ResNet's pass takes 100 at a time (100, 100, 50).
+      const int nodes = 9, examples = 256, n = 250;
       Rng rng = Rng::stream(14, "test", Rng::kNoNode);
       std::vector<float> features(static_cast<std::size_t>(784 * examples));
       for (float& f : features)
@@ -82,9 +87,11 @@ TEST_SUITE("cuda") {
         y = static_cast<std::int32_t>(rng.below(10));
       // At most 4 nodes per device chunk: the 9 nodes take chunks of 4, 4 and 1.
       const auto device =
-          model == &mlp
-              ? cuda::make_device_mlp({784, 24, 12, 10}, features, labels, 8, 4, nodes)
-              : cuda::make_device_cnn(cuda::cnn_batch_shape(cnn), features, labels, 8, 4, nodes);
+          model == &mlp ? cuda::make_device_mlp({784, 24, 12, 10}, features, labels, 8, 4, nodes)
+          : model == &cnn
+              ? cuda::make_device_cnn(cuda::cnn_batch_shape(cnn), features, labels, 8, 4, nodes)
+              : cuda::make_device_resnet(cuda::resnet_batch_shape(resnet), features, labels, 8, 4,
+                                         nodes);
       const std::size_t P = model->num_params();
       Eigen::MatrixXf models(static_cast<Eigen::Index>(P), nodes);
       for (int i = 0; i < nodes; ++i) {
@@ -99,6 +106,11 @@ TEST_SUITE("cuda") {
       REQUIRE(device->evaluate_resident(set, set_labels, again)); // the set already there
       const auto ws = model->make_workspace(n);
       const BatchView batch{features.data(), 784, n, labels.data()};
+      // The ResNet's GroupNorms round further from the CPU's (its gradients agree to 1e-4,
+      // cuda_gradients_test.cpp): a near tie of two logits may then go either way.
+      const bool resnet_model = model == &resnet;
+      const double loss_tolerance = resnet_model ? 1e-4 : 1e-5;
+      const std::int64_t flips = resnet_model ? 1 : 0;
       std::int64_t right = 0;
       for (int i = 0; i < nodes; ++i) {
         CAPTURE(i);
@@ -107,8 +119,8 @@ TEST_SUITE("cuda") {
         CHECK(again[static_cast<std::size_t>(i)].correct == gpu.correct);
         CHECK(again[static_cast<std::size_t>(i)].loss_sum == gpu.loss_sum);
         CHECK(gpu.count == n);
-        CHECK(gpu.correct == cpu.correct);
-        CHECK(std::abs(gpu.loss_sum - cpu.loss_sum) <= 1e-5 * std::abs(cpu.loss_sum));
+        CHECK(std::abs(gpu.correct - cpu.correct) <= flips);
+        CHECK(std::abs(gpu.loss_sum - cpu.loss_sum) <= loss_tolerance * std::abs(cpu.loss_sum));
         right += cpu.correct;
       }
       CHECK(right > 0); // not a comparison of zeros

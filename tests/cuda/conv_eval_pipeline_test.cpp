@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+// The device's per-node evaluation passes of the convolutional networks (run_cnn_eval,
+// run_resnet_eval) run by the host executors against the CPU models' evaluate: every node's
+// model on the same examples, the first convolution reading them in place for every node.
+#include "cuda/cnn_batch_shape.hpp"
+#include "cuda/host_cnn_ops.hpp"
+#include "cuda/host_resnet_ops.hpp"
+#include "cuda/resnet_batch_shape.hpp"
+#include "random_problem.hpp"
+
+#include <cmath>
+#include <doctest/doctest.h>
+#include <functional>
+#include <utility>
+#include <vector>
+
+using namespace dtsim;
+using namespace dtsim::cuda;
+
+namespace {
+
+struct EvalRun {
+  std::vector<double> loss_sum;
+  std::vector<std::int64_t> correct;
+  std::vector<EvalResult> cpu;
+};
+
+// The pass over scratch buffers of `floats` (per node) for `nodes` nodes.
+using EvalPass = std::function<void(float* const* scratch, const MlpEvalBuffers& buf)>;
+
+// `nodes` models (RandomProblem's) on the first n of its examples, by the pass and by the
+// CPU model; `shift_models` makes node b read node b + 1's parameters (a wrong node stride:
+// the comparison must catch it).
+EvalRun evaluate(const Model& model, int features, int classes, int nodes, int n,
+                 const std::vector<std::size_t>& floats, const EvalPass& pass,
+                 bool shift_models = false) {
+  const test::RandomProblem p(model, features, classes, 40, nodes + 1, 1);
+  const auto N = static_cast<std::size_t>(nodes);
+  std::vector<std::vector<float>> arrays;
+  std::vector<float*> scratch;
+  for (const std::size_t f : floats) {
+    arrays.emplace_back(f * N, -3.0f); // garbage, not zeros
+    scratch.push_back(f == 0 ? nullptr : arrays.back().data());
+  }
+  std::vector<double> column_loss(N * static_cast<std::size_t>(n));
+  std::vector<std::int32_t> column_correct(N * static_cast<std::size_t>(n));
+  EvalRun r{std::vector<double>(N), std::vector<std::int64_t>(N), {}};
+  const float* params = p.params.data() + (shift_models ? p.num_params : 0);
+  const MlpEvalBuffers buf{params,
+                           p.train.data(),
+                           p.labels.data(),
+                           nullptr,
+                           column_loss.data(),
+                           column_correct.data(),
+                           r.loss_sum.data(),
+                           r.correct.data()};
+  pass(scratch.data(), buf);
+  const auto ws = model.make_workspace(n);
+  const BatchView batch{p.train.data(), features, n, p.labels.data()};
+  for (std::size_t b = 0; b < N; ++b)
+    r.cpu.push_back(model.evaluate({p.params.data() + b * p.num_params, p.num_params}, batch, *ws));
+  return r;
+}
+
+EvalRun evaluate_cnn(const Cnn::Config& config, int nodes, int n, bool shift_models = false) {
+  const Cnn model(config);
+  const CnnBatchShape shape = cnn_batch_shape(model);
+  return evaluate(
+      model, shape.features(), config.num_classes, nodes, n, cnn_eval_buffer_floats(shape, n),
+      [&](float* const* scratch, const MlpEvalBuffers& buf) {
+        HostCnnOps ops;
+        run_cnn_eval(ops, shape, scratch, buf, nodes, n);
+      },
+      shift_models);
+}
+
+EvalRun evaluate_resnet(const ResNet::Config& config, int nodes, int n, bool shift_models = false) {
+  const ResNet model(config);
+  const ResNetBatchShape shape = resnet_batch_shape(model);
+  return evaluate(
+      model, shape.features(), config.num_classes, nodes, n, resnet_eval_buffer_floats(shape, n),
+      [&](float* const* scratch, const MlpEvalBuffers& buf) {
+        HostResNetOps ops;
+        run_resnet_eval(ops, shape, scratch, buf, nodes, n);
+      },
+      shift_models);
+}
+
+void check_close(const EvalRun& r) {
+  std::int64_t right = 0;
+  for (std::size_t b = 0; b < r.cpu.size(); ++b) {
+    CAPTURE(b);
+    CHECK(r.correct[b] == r.cpu[b].correct);
+    CHECK(std::abs(r.loss_sum[b] - r.cpu[b].loss_sum) <= 1e-5 * std::abs(r.cpu[b].loss_sum));
+    right += r.cpu[b].correct;
+  }
+  CHECK(right > 0); // not a comparison of zeros
+}
+
+bool some_differ(const EvalRun& r) {
+  bool differs = false;
+  for (std::size_t b = 0; b < r.cpu.size(); ++b)
+    differs |= std::abs(r.loss_sum[b] - r.cpu[b].loss_sum) > 1e-3 * std::abs(r.cpu[b].loss_sum);
+  return differs;
+}
+
+Cnn::Config lenet() {
+  Cnn::Config c;
+  c.name = "lenet";
+  c.input_shape = {1, 28, 28};
+  c.padding = {2, 0};
+  return c;
+}
+
+ResNet::Config resnet(std::vector<int> input, int blocks, int groups) {
+  return {std::move(input), 10, blocks, groups};
+}
+
+} // namespace
+
+TEST_SUITE("cuda") {
+  TEST_CASE("CUDA CNN evaluation pass on the host executor: per-node losses and accuracies") {
+    Cnn::Config small; // odd map sizes, kernel 3, one hidden layer
+    small.input_shape = {2, 11, 9};
+    small.channels = {4, 5};
+    small.padding = {1, 0};
+    small.kernel = 3;
+    small.hidden = {7};
+    small.num_classes = 3;
+    check_close(evaluate_cnn(lenet(), 3, 12));
+    check_close(evaluate_cnn(small, 4, 30));
+  }
+
+  TEST_CASE("CUDA ResNet evaluation pass on the host executor: per-node losses and accuracies") {
+    check_close(evaluate_resnet(resnet({1, 8, 8}, 1, 2), 3, 20));
+    check_close(evaluate_resnet(resnet({2, 7, 5}, 2, 4), 2, 30));
+  }
+
+  TEST_CASE("CUDA convolutional evaluation passes: each node reads its own model") {
+    CHECK(some_differ(evaluate_cnn(lenet(), 3, 12, true)));
+    CHECK(some_differ(evaluate_resnet(resnet({1, 8, 8}, 1, 2), 3, 20, true)));
+  }
+}
