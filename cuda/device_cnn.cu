@@ -52,8 +52,12 @@ struct CnnNetwork {
     run_cnn_batch(ops, shape, scratch, c, count, n);
   }
   // The evaluation pass (DeviceBatchRunner::evaluate_resident): the examples' width, the
-  // forward pass's buffers per node for n examples, the pass over buf.act as those buffers.
+  // forward pass's buffers per node for n examples, at most kEvalExamples examples a pass
+  // (LeNet's take 112 MB per node for 1,000: a larger eval.per_node_samples is sliced, not
+  // allocated whole), the pass over buf.act as those buffers.
+  static constexpr int kEvalExamples = 1000;
   int input_features() const { return shape.features(); }
+  int max_eval_examples() const { return kEvalExamples; }
   std::vector<std::size_t> eval_scratch_floats(int n) const {
     return cnn_eval_buffer_floats(shape, n);
   }

@@ -35,7 +35,8 @@ public:
   // for an algorithm that attaches (BatchedGradients::resident, finish); else null.
   virtual ResidentVectors* resident() { return nullptr; }
   virtual void finish(std::span<GradientJob> /*jobs*/) {}
-  // BatchedGradients::evaluate_resident_models (the MLP/softmax and LeNet/CNN networks).
+  // BatchedGradients::evaluate_resident_models (the MLP/softmax, LeNet/CNN and ResNet
+  // networks).
   virtual bool evaluate_resident(std::span<const float> /*features*/,
                                  std::span<const std::int32_t> /*labels*/,
                                  std::span<EvalResult> /*out*/) {

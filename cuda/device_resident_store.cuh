@@ -341,6 +341,8 @@ public:
     std::size_t count = 0;
     for (const GradientJob& job : jobs)
       count += steps_[static_cast<std::size_t>(job.node)].queued ? 1 : 0;
+    if (fused && count != jobs.size()) // before any step's flag is cleared
+      throw std::logic_error("resident local steps: a fused step needs every job's step");
     if (count == 0)
       return;
     step_node_.reserve(count);
@@ -369,8 +371,6 @@ public:
     const std::size_t P = P_;
     std::size_t first = 0; // the elements the tiles below step: [first, P)
     if (fused) {
-      if (count != jobs.size())
-        throw std::logic_error("resident local steps: a fused step needs every job's step");
       const FirstLayerPlan f = *fused;
       for (std::size_t at = 0; at < count; at += kMaxGridY) {
         const auto slice = static_cast<unsigned>(std::min(kMaxGridY, count - at));
@@ -410,10 +410,14 @@ private:
     case VectorRef::Kind::model:
       return models_.data + row;
     case VectorRef::Kind::gradient:
+      // On the engine thread (apply, read): the batch runner's deferred gradient is settled
+      // only from here, never from the hooks, which run in parallel.
       if (settle_gradients_)
         settle_gradients_();
-      // Only a method that sends messages (not combine-then-adapt) takes fused steps, and
-      // none of those reads a gradient row: were one to, it would read a stale first layer.
+      // A fused step with a rule that sends messages leaves the first layer's gradient off
+      // the row (combine-then-adapt writes its direction u there, as always); no such
+      // method reads a gradient row, and were one to, it would read a stale first layer:
+      // refused for the rest of the run (the flag is never cleared).
       if (first_layer_unwritten_)
         throw std::logic_error("resident gradient read after a fused local step that kept "
                                "the first layer's gradient off its row");

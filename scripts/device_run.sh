@@ -194,6 +194,7 @@ if want eval; then
     set -- $run
     [ -x "$2/apps/dtsim" ] || continue
     declare -n scenario="${1}_eval"
+    rm -f /tmp/node_eval.h5 # a run that fails leaves no earlier run's trace to read
     step 120 "$1 per-node evaluations, $(timeout 20 "$2/apps/dtsim" --version | sed -n 2p)" \
       "$2/apps/dtsim" "${scenario[@]}" -o /tmp/node_eval.h5
     $PYTHON -c "import h5py; a = h5py.File('/tmp/node_eval.h5', 'r').attrs; print('wall_seconds',
