@@ -115,10 +115,9 @@ public:
 
   // Per-node accuracies of the resident models, in place, for a network with an evaluation
   // pass (the MLP/softmax, LeNet/CNN and ResNet ones): the examples go up once per run (the
-  // same set each time),
-  // then the nodes in chunks whose activations fit kEvalBytes (and at most as many as a
-  // training chunk: max_nodes_per_batch, which tests lower); only each node's loss sum and
-  // correct count come down.
+  // same set each time), then the nodes in chunks whose activations fit kEvalBytes (and at
+  // most as many as a training chunk: max_nodes_per_batch, which tests lower); only each
+  // node's loss sum and correct count come down.
   bool evaluate_resident(std::span<const float> features, std::span<const std::int32_t> labels,
                          std::span<EvalResult> out) override {
     if constexpr (requires(const Network& net) { net.eval_scratch_floats(1); }) {
