@@ -88,37 +88,33 @@ DTSIM_HD inline void fused_accumulate(int t, const float* s_dz, const float* s_x
 DTSIM_HD inline void fused_step(const StepBatch& s, const FirstLayerPlan& f, float* grads,
                                 const float* models, float* momenta, std::size_t P, int b, int o0,
                                 int i0, int t, const FusedAccumulators& a) {
-  const std::size_t row = static_cast<std::size_t>(s.node[b]) * P;
-  float* g_row = grads + row;
-  const float* x_row = models + row;
-  float* m_row = s.momentum != 0 ? momenta + row : nullptr;
-  float* out = s.out[b];
-  const float lr = s.lr[b];
+  const StepRows r = step_rows(s, grads, models, momenta, P, b);
   const int lane = t % 32, first_in = i0 + t / 32 * kFusedInPerThread;
+  // Weight (jo, ji) of the thread: its element e of the row, and whether it is in the layer.
+  const auto weight = [&](int jo, int ji, std::size_t& e) {
+    const int o = o0 + lane + 32 * jo, i = first_in + ji;
+    e = static_cast<std::size_t>(i) * f.out + o;
+    return o < f.out && i < f.in;
+  };
   float x[kFusedOutPerThread][kFusedInPerThread], m_old[kFusedOutPerThread][kFusedInPerThread];
   DTSIM_UNROLL
   for (int jo = 0; jo < kFusedOutPerThread; ++jo) {
-    const int o = o0 + lane + 32 * jo;
     DTSIM_UNROLL
     for (int ji = 0; ji < kFusedInPerThread; ++ji) {
-      const int i = first_in + ji;
-      const bool in_layer = o < f.out && i < f.in;
-      const std::size_t e = static_cast<std::size_t>(i) * f.out + o;
-      x[jo][ji] = in_layer ? x_row[e] : 0.0f;
-      m_old[jo][ji] = in_layer && m_row ? m_row[e] : 0.0f;
+      std::size_t e = 0;
+      const bool in_layer = weight(jo, ji, e);
+      x[jo][ji] = in_layer ? r.x[e] : 0.0f;
+      m_old[jo][ji] = in_layer && r.m ? r.m[e] : 0.0f;
     }
   }
   DTSIM_UNROLL
   for (int jo = 0; jo < kFusedOutPerThread; ++jo) {
-    const int o = o0 + lane + 32 * jo;
     DTSIM_UNROLL
     for (int ji = 0; ji < kFusedInPerThread; ++ji) {
-      const int i = first_in + ji;
-      if (o >= f.out || i >= f.in)
-        continue;
-      const std::size_t e = static_cast<std::size_t>(i) * f.out + o;
-      local_step_element(s, lr, a.g[jo][ji], x[jo][ji], m_old[jo][ji], g_row + e,
-                         m_row ? m_row + e : nullptr, out ? out + e : nullptr);
+      std::size_t e = 0;
+      if (weight(jo, ji, e))
+        local_step_element(s, r.lr, a.g[jo][ji], x[jo][ji], m_old[jo][ji], r.g + e,
+                           r.m ? r.m + e : nullptr, r.out ? r.out + e : nullptr);
     }
   }
 }

@@ -174,6 +174,21 @@ DTSIM_HD inline void local_step_element(const StepBatch& s, float lr, float g, f
   *out = x - lr * u;
 }
 
+// Step entry b's rows of P floats (its node's gradient, model and momentum, null without
+// momentum), its message (null: kNoMessage) and its rate.
+struct StepRows {
+  float* g;
+  const float* x;
+  float* m;
+  float* out;
+  float lr;
+};
+DTSIM_HD inline StepRows step_rows(const StepBatch& s, float* grads, const float* models,
+                                   float* momenta, std::size_t P, int b) {
+  const std::size_t row = static_cast<std::size_t>(s.node[b]) * P;
+  return {grads + row, models + row, s.momentum != 0 ? momenta + row : nullptr, s.out[b], s.lr[b]};
+}
+
 // A tile of entry b's elements, as mix_tile's. The tile's gradient, model and momentum are
 // all loaded before anything is stored: the compiler cannot tell that the rows do not
 // overlap, so a store between two elements' loads would keep the next element's loads
@@ -184,28 +199,23 @@ template <int J>
 DTSIM_HD inline void local_step_tile(const StepBatch& s, float* grads, const float* models,
                                      float* momenta, std::size_t P, int b, std::size_t e0,
                                      std::size_t stride) {
-  const std::size_t row = static_cast<std::size_t>(s.node[b]) * P;
-  float* g_row = grads + row;
-  const float* x_row = models + row;
-  float* m_row = s.momentum != 0 ? momenta + row : nullptr;
-  float* out = s.out[b];
-  const float lr = s.lr[b];
+  const StepRows r = step_rows(s, grads, models, momenta, P, b);
   float g[J], x[J], m_old[J];
   DTSIM_UNROLL
   for (int j = 0; j < J; ++j) {
     const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
     const bool in_row = e < P;
-    g[j] = in_row ? g_row[e] : 0.0f;
-    x[j] = in_row ? x_row[e] : 0.0f;
-    m_old[j] = in_row && m_row ? m_row[e] : 0.0f;
+    g[j] = in_row ? r.g[e] : 0.0f;
+    x[j] = in_row ? r.x[e] : 0.0f;
+    m_old[j] = in_row && r.m ? r.m[e] : 0.0f;
   }
   DTSIM_UNROLL
   for (int j = 0; j < J; ++j) {
     const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
     if (e >= P)
       break;
-    local_step_element(s, lr, g[j], x[j], m_old[j], g_row + e, m_row ? m_row + e : nullptr,
-                       out ? out + e : nullptr);
+    local_step_element(s, r.lr, g[j], x[j], m_old[j], r.g + e, r.m ? r.m + e : nullptr,
+                       r.out ? r.out + e : nullptr);
   }
 }
 

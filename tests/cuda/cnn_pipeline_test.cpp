@@ -5,6 +5,7 @@
 #include "cuda/cnn_batch_shape.hpp"
 #include "cuda/host_cnn_ops.hpp"
 #include "random_problem.hpp"
+#include "test_cnns.hpp"
 
 #include <cmath>
 #include <doctest/doctest.h>
@@ -40,37 +41,21 @@ Errors worst_relative_error(const Cnn::Config& config, int nodes, int n) {
   return test::compare_with_cpu(p, model, grads, loss);
 }
 
-Cnn::Config lenet(std::vector<int> input, std::vector<int> padding) {
-  Cnn::Config c;
-  c.name = "lenet";
-  c.input_shape = std::move(input);
-  c.padding = std::move(padding);
-  return c;
-}
-
 } // namespace
 
 TEST_SUITE("cuda") {
   TEST_CASE("CUDA CNN pass on the host executor: gradients equal the CPU model's") {
     // LeNet-5 on Fashion-MNIST's 1x28x28 (padding 2, 0) and CIFAR's 3x32x32 (no padding).
-    for (const auto& [config, nodes, n] : {std::tuple{lenet({1, 28, 28}, {2, 0}), 3, 4},
-                                           std::tuple{lenet({3, 32, 32}, {0, 0}), 2, 3}}) {
+    for (const auto& [config, nodes, n] : {std::tuple{test::lenet({1, 28, 28}, {2, 0}), 3, 4},
+                                           std::tuple{test::lenet({3, 32, 32}, {0, 0}), 2, 3}}) {
       const int node_count = nodes; // a copy: clang 14 cannot capture bindings
       CAPTURE(node_count);
       const Errors e = worst_relative_error(config, nodes, n);
       CHECK(e.grad < 1e-4);
       CHECK(e.loss < 1e-5);
     }
-    // A small CNN with odd map sizes (pools drop a row and a column), kernel 3, one hidden
-    // layer, a batch of one example.
-    Cnn::Config small;
-    small.input_shape = {2, 11, 9};
-    small.channels = {4, 5};
-    small.padding = {1, 0};
-    small.kernel = 3;
-    small.hidden = {7};
-    small.num_classes = 3;
-    const Errors e = worst_relative_error(small, 2, 1);
+    // The small CNN (odd map sizes, kernel 3, one hidden layer), a batch of one example.
+    const Errors e = worst_relative_error(test::small_cnn(), 2, 1);
     CHECK(e.grad < 1e-4);
     CHECK(e.loss < 1e-5);
   }
@@ -94,7 +79,8 @@ TEST_SUITE("cuda") {
           }
       }
     };
-    CHECK(worst_relative_error<ChannelsOutermost>(lenet({1, 28, 28}, {2, 0}), 2, 2).grad > 1e-2);
+    CHECK(worst_relative_error<ChannelsOutermost>(test::lenet({1, 28, 28}, {2, 0}), 2, 2).grad >
+          1e-2);
   }
 }
 

@@ -6,7 +6,9 @@
 #include "cuda/host_cnn_ops.hpp"
 #include "cuda/host_resnet_ops.hpp"
 #include "cuda/resnet_batch_shape.hpp"
+#include "eval_run.hpp"
 #include "random_problem.hpp"
+#include "test_cnns.hpp"
 
 #include <cmath>
 #include <doctest/doctest.h>
@@ -19,11 +21,7 @@ using namespace dtsim::cuda;
 
 namespace {
 
-struct EvalRun {
-  std::vector<double> loss_sum;
-  std::vector<std::int64_t> correct;
-  std::vector<EvalResult> cpu;
-};
+using test::EvalRun;
 
 // The pass over scratch buffers of `floats` (per node) for `nodes` nodes.
 using EvalPass = std::function<void(float* const* scratch, const MlpEvalBuffers& buf)>;
@@ -86,30 +84,10 @@ EvalRun evaluate_resnet(const ResNet::Config& config, int nodes, int n, bool shi
       shift_models);
 }
 
-void check_close(const EvalRun& r) {
-  std::int64_t right = 0;
-  for (std::size_t b = 0; b < r.cpu.size(); ++b) {
-    CAPTURE(b);
-    CHECK(r.correct[b] == r.cpu[b].correct);
-    CHECK(std::abs(r.loss_sum[b] - r.cpu[b].loss_sum) <= 1e-5 * std::abs(r.cpu[b].loss_sum));
-    right += r.cpu[b].correct;
-  }
-  CHECK(right > 0); // not a comparison of zeros
-}
-
-bool some_differ(const EvalRun& r) {
-  bool differs = false;
-  for (std::size_t b = 0; b < r.cpu.size(); ++b)
-    differs |= std::abs(r.loss_sum[b] - r.cpu[b].loss_sum) > 1e-3 * std::abs(r.cpu[b].loss_sum);
-  return differs;
-}
-
-Cnn::Config lenet() {
-  Cnn::Config c;
-  c.name = "lenet";
-  c.input_shape = {1, 28, 28};
-  c.padding = {2, 0};
-  return c;
+// Every node as the CPU, and not a comparison of zeros.
+void check_close_and_some_right(const EvalRun& r) {
+  test::check_close(r);
+  CHECK(test::cpu_correct(r) > 0);
 }
 
 ResNet::Config resnet(std::vector<int> input, int blocks, int groups) {
@@ -120,24 +98,17 @@ ResNet::Config resnet(std::vector<int> input, int blocks, int groups) {
 
 TEST_SUITE("cuda") {
   TEST_CASE("CUDA CNN evaluation pass on the host executor: per-node losses and accuracies") {
-    Cnn::Config small; // odd map sizes, kernel 3, one hidden layer
-    small.input_shape = {2, 11, 9};
-    small.channels = {4, 5};
-    small.padding = {1, 0};
-    small.kernel = 3;
-    small.hidden = {7};
-    small.num_classes = 3;
-    check_close(evaluate_cnn(lenet(), 3, 12));
-    check_close(evaluate_cnn(small, 4, 30));
+    check_close_and_some_right(evaluate_cnn(test::lenet(), 3, 12));
+    check_close_and_some_right(evaluate_cnn(test::small_cnn(), 4, 30));
   }
 
   TEST_CASE("CUDA ResNet evaluation pass on the host executor: per-node losses and accuracies") {
-    check_close(evaluate_resnet(resnet({1, 8, 8}, 1, 2), 3, 20));
-    check_close(evaluate_resnet(resnet({2, 7, 5}, 2, 4), 2, 30));
+    check_close_and_some_right(evaluate_resnet(resnet({1, 8, 8}, 1, 2), 3, 20));
+    check_close_and_some_right(evaluate_resnet(resnet({2, 7, 5}, 2, 4), 2, 30));
   }
 
   TEST_CASE("CUDA convolutional evaluation passes: each node reads its own model") {
-    CHECK(some_differ(evaluate_cnn(lenet(), 3, 12, true)));
-    CHECK(some_differ(evaluate_resnet(resnet({1, 8, 8}, 1, 2), 3, 20, true)));
+    CHECK(test::some_differ(evaluate_cnn(test::lenet(), 3, 12, true)));
+    CHECK(test::some_differ(evaluate_resnet(resnet({1, 8, 8}, 1, 2), 3, 20, true)));
   }
 }

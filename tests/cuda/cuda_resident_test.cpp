@@ -16,6 +16,7 @@
 #include "sim/engine/consensus_distance.hpp"
 #include "sim/engine/resident_vectors.hpp"
 #include "sim/optimizers/vector_ops.hpp"
+#include "test_cnns.hpp"
 
 #include <cmath>
 #include <doctest/doctest.h>
@@ -66,12 +67,8 @@ TEST_SUITE("cuda") {
       MESSAGE("SKIPPED: " << why);
       return;
     }
-    Cnn::Config lenet;
-    lenet.name = "lenet";
-    lenet.input_shape = {1, 28, 28};
-    lenet.padding = {2, 0};
     const Mlp mlp(784, {24, 12}, 10);
-    const Cnn cnn(lenet);
+    const Cnn cnn(test::lenet());
     const ResNet resnet(ResNet::Config{{1, 28, 28}, 10, 1, 2}); // one block per stage
     for (const Model* model : {static_cast<const Model*>(&mlp), static_cast<const Model*>(&cnn),
                                static_cast<const Model*>(&resnet)}) {
