@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 // ResidentVectors on the device (backend cuda-resident): the node models, momenta and
-// gradients (one row of P floats per node), a pairwise method's live models (made on first
-// use) and the gossip messages (one buffer per message id) in device memory; the algorithm's
-// queued mixings and local steps run as one kernel each per batch, a pairwise method's
-// steps (apply) as one kernel each, in call order (resident_math.hpp), and only the plans
-// (ids, weights, rates) go up.
+// gradients (one row of P floats per node), the live rows (a pairwise method's live models,
+// GSGM's table; made on first use), a parameter server's vectors and the gossip messages
+// (one buffer per message id) in device memory; the algorithm's queued mixings and local
+// steps run as one kernel each per batch, a pairwise method's or a server's steps (apply)
+// as one kernel each, in call order (resident_math.hpp), and only the plans (ids, weights,
+// rates) go up.
 #pragma once
 
 #include "cuda/device_memory.cuh"
@@ -66,6 +67,16 @@ void launch_vector_op(cudaStream_t stream, ResidentVectors::VectorOp op, float* 
     vector_op_tile<J>(op, dst, a, b, s, t, u, P, e0, stride);
   });
   check(cudaGetLastError(), "kernel launch (resident vector step)");
+}
+
+// A step on a parameter server's double sum (sum_tile) over P floats on the stream.
+template <int J>
+void launch_sum_op(cudaStream_t stream, ResidentVectors::VectorOp op, double* sum, float* out,
+                   const float* a, float s, std::size_t P) {
+  each_tile<J>(stream, 1, P, [=] __device__(int, std::size_t e0, std::size_t stride) {
+    sum_tile<J>(op, sum, out, a, s, P, e0, stride);
+  });
+  check(cudaGetLastError(), "kernel launch (resident sum step)");
 }
 
 // The first-layer weights' fused local step (fused_first_layer.hpp): block x a tile of
@@ -396,6 +407,14 @@ private:
   // One step of a pairwise method, on the stream: after the batches' kernels queued before
   // it, before those queued after.
   void run_op(VectorOp op, VectorRef dst, VectorRef a, VectorRef b, Scalars k) override {
+    if (op == VectorOp::accumulate || op == VectorOp::mean_of_sum) { // GSGM's double sum
+      const bool accumulate = op == VectorOp::accumulate;
+      if ((accumulate ? dst : a).kind != VectorRef::Kind::sum)
+        throw std::logic_error("resident sum step without the server sum");
+      launch_sum_op<kTile>(stream_, op, sum(), accumulate ? nullptr : address(dst),
+                           accumulate ? address(a) : nullptr, k.s, P_);
+      return;
+    }
     // A server step without momentum never reads b: no momentum vector made for it.
     const bool uses_b = op != VectorOp::server_step || k.t > 0;
     launch_vector_op<kTile>(stream_, op, address(dst), address(a), uses_b ? address(b) : nullptr,
@@ -429,6 +448,7 @@ private:
       return message(ref.index);
     case VectorRef::Kind::server:
       return server(ref.index);
+    case VectorRef::Kind::sum: // double: run_op reaches it through sum() alone
     case VectorRef::Kind::none:
       break;
     }
@@ -449,8 +469,8 @@ private:
     float lr = 0;
   };
 
-  // A parameter server's vector (0: model, 1: momentum), made zero on first use (engine
-  // thread).
+  // A parameter server's vector (0: model, 1: momentum, 2: scratch), made zero on first use
+  // (engine thread).
   float* server(std::uint32_t index) {
     DeviceArray<float>& v = server_[index];
     if (v.data == nullptr) { // each on first use: no momentum, no momentum vector
@@ -459,6 +479,16 @@ private:
             "cudaMemsetAsync (resident server vectors)");
     }
     return v.data;
+  }
+
+  // A parameter server's double sum, made zero on first use (engine thread).
+  double* sum() {
+    if (sum_.data == nullptr) {
+      sum_.resize(P_, "cudaMalloc (resident server sum)");
+      check(cudaMemsetAsync(sum_.data, 0, P_ * sizeof(double), stream_),
+            "cudaMemsetAsync (resident server sum)");
+    }
+    return sum_.data;
   }
 
   // Message id's device buffer, made on first use (on the engine thread: the runner's
@@ -478,7 +508,8 @@ private:
   DeviceArray<float> models_, grads_, momenta_, live_, mean_;
   DeviceArray<double> distances_;      // consensus_distance's, one per node
   std::vector<double> distances_host_; // the same on the host
-  DeviceArray<float> server_[2];
+  DeviceArray<float> server_[3];       // a parameter server's model, momentum, scratch
+  DeviceArray<double> sum_;            // and its double sum (GSGM)
   std::vector<DeviceArray<float>> messages_;
   std::vector<Mix> mixes_;
   std::vector<Step> steps_;

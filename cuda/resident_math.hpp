@@ -256,7 +256,32 @@ DTSIM_HD inline void vector_op_tile(ResidentVectors::VectorOp op, float* dst, co
         dst[e] = dst[e] - s * a[e];
       }
       break;
+    case Op::delay_compensate: // g = dst, w = a, w_bak = b, lambda s
+      dst[e] = dst[e] + s * (dst[e] * dst[e]) * (a[e] - b[e]);
+      break;
+    case Op::accumulate: // on the double sum: sum_tile
+    case Op::mean_of_sum:
+      break;
     }
+  }
+}
+
+// A tile of the steps on a parameter server's double sum (vector_ops.hpp's accumulate_rows
+// and mean_of_sum, the same IEEE operations per element): accumulate, sum += a (s > 0) or
+// sum -= a; mean_of_sum, out = (float)(sum * (1 / s)).
+template <int J>
+DTSIM_HD inline void sum_tile(ResidentVectors::VectorOp op, double* sum, float* out, const float* a,
+                              float s, std::size_t P, std::size_t e0, std::size_t stride) {
+  const double reciprocal = 1.0 / static_cast<double>(s);
+  DTSIM_UNROLL
+  for (int j = 0; j < J; ++j) {
+    const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
+    if (e >= P)
+      break;
+    if (op == ResidentVectors::VectorOp::accumulate)
+      sum[e] = s > 0 ? sum[e] + static_cast<double>(a[e]) : sum[e] - static_cast<double>(a[e]);
+    else
+      out[e] = static_cast<float>(sum[e] * reciprocal);
   }
 }
 

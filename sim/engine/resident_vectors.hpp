@@ -17,10 +17,13 @@ struct VectorRef {
     model,    // node's model: what its next gradient reads
     gradient, // node's gradient row: its last gradient, or the u its local step kept there
               // (combine-then-adapt rule, kNoMessage)
-    live,     // node's live model: a row the method keeps here besides the model
+    live,     // node's live row, kept here besides the model: a pairwise method's live
+              // model, GSGM's table entry (the worker's latest gradient)
     message,  // message `index`
-    server,   // a parameter server's vector `index` (0: its model, 1: its momentum), zero
-              // until first written
+    server,   // a parameter server's vector `index` (0: its model, 1: its momentum, 2: a
+              // scratch direction), zero until first written
+    sum,      // a parameter server's running sum in double precision (GSGM's), zero until
+              // first written
   };
   Kind kind = Kind::none;
   std::uint32_t index = 0; // the node, the message id or the server vector
@@ -30,6 +33,8 @@ struct VectorRef {
   static VectorRef message(std::uint32_t id) { return {Kind::message, id}; }
   static VectorRef server_model() { return {Kind::server, 0}; }
   static VectorRef server_momentum() { return {Kind::server, 1}; }
+  static VectorRef server_scratch() { return {Kind::server, 2}; }
+  static VectorRef server_sum() { return {Kind::sum, 0}; }
 };
 // ResidentVectors::apply's element-wise steps.
 enum class VectorOp : std::uint8_t {
@@ -40,6 +45,13 @@ enum class VectorOp : std::uint8_t {
   // A parameter server's step (server_step.hpp) with gradient a: dst the server model w, b
   // its momentum M (written too), s the rate, t the momentum, u the weight decay.
   server_step,
+  // DC-ASGD's constant delay compensation of gradient dst: dst += s * dst * dst * (a - b),
+  // a the server model, b the model the worker computed it on, s the lambda.
+  delay_compensate,
+  // dst (the server_sum) += a in double precision when s > 0, -= a when s < 0.
+  accumulate,
+  // dst = a (the server_sum) * (1 / s) in double, rounded to float: the mean of s rows.
+  mean_of_sum,
 };
 
 class ResidentVectors {

@@ -77,6 +77,7 @@ std::span<float> CpuResidentGradients::address(VectorRef ref) {
     return {message(ref.index).data(), dim_};
   case VectorRef::Kind::server:
     return {server(ref.index).data(), dim_};
+  case VectorRef::Kind::sum: // double: run_op reaches it through sum() alone
   case VectorRef::Kind::none:
     break;
   }
@@ -90,6 +91,12 @@ Vec& CpuResidentGradients::server(std::uint32_t index) {
   return v;
 }
 
+Eigen::VectorXd& CpuResidentGradients::sum() {
+  if (sum_.size() == 0)
+    sum_ = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(dim_));
+  return sum_;
+}
+
 void CpuResidentGradients::run_op(VectorOp op, VectorRef dst, VectorRef a, VectorRef b, Scalars k) {
   if (op == VectorOp::server_step) { // ASGD's own code, on the server's Vecs
     DTSIM_ASSERT(dst.kind == VectorRef::Kind::server && b.kind == VectorRef::Kind::server,
@@ -97,6 +104,16 @@ void CpuResidentGradients::run_op(VectorOp op, VectorRef dst, VectorRef a, Vecto
     const std::span<const float> g = address(a);
     Vec& m = k.t > 0 ? server(b.index) : server_.at(b.index); // read only with momentum
     server_step(server(dst.index), m, as_vec(g), k.s, k.t, k.u);
+    return;
+  }
+  if (op == VectorOp::accumulate) { // GSGM's code on its double sum
+    DTSIM_ASSERT(dst.kind == VectorRef::Kind::sum, "accumulate: dst is the server sum");
+    accumulate_rows(sum(), address(a), k.s > 0);
+    return;
+  }
+  if (op == VectorOp::mean_of_sum) {
+    DTSIM_ASSERT(a.kind == VectorRef::Kind::sum, "mean_of_sum: a is the server sum");
+    mean_of_sum(address(dst), sum(), static_cast<double>(k.s));
     return;
   }
   // Every message made before any span is taken: making one grows messages_.

@@ -59,6 +59,7 @@ private:
   std::span<float> model(int node);
   Vec& message(std::uint32_t id);          // grows the store: engine thread only
   Vec& server(std::uint32_t index);        // made (zero) on first use: engine thread only
+  Eigen::VectorXd& sum();                  // the same
   std::span<float> address(VectorRef ref); // engine thread only
   void run_mix(int node);
 
@@ -67,7 +68,8 @@ private:
   CpuBatchedGradients gradients_;
   Eigen::MatrixXf models_;    // dim x nodes, laid out as the engine's own
   Eigen::MatrixXf live_;      // dim x nodes once a method names a live model (apply)
-  std::array<Vec, 2> server_; // a parameter server's model and momentum, each once named
+  std::array<Vec, 3> server_; // a parameter server's model, momentum, scratch, each once named
+  Eigen::VectorXd sum_;       // a parameter server's double sum, once named
   std::vector<Vec> momenta_, grads_, messages_;
   std::vector<Mix> mixes_;
   std::vector<Step> steps_;

@@ -2,6 +2,7 @@
 // The DC-ASGD server update.
 #include "sim/optimizers/dc_asgd.hpp"
 
+#include "sim/engine/resident_vectors.hpp"
 #include "sim/optimizers/server_step.hpp"
 
 namespace dtsim {
@@ -24,15 +25,30 @@ std::size_t DcAsgd::state_bytes() const {
 }
 
 void DcAsgd::on_start(Context&) {
-  dc_.remember_all(w_);
+  if (!resident())
+    dc_.remember_all(w_);
+}
+
+void DcAsgd::release_host_state() {
+  dc_.release();
+  m_ = Vec();
+  u_ = Vec();
 }
 
 void DcAsgd::apply(Context& ctx, int worker, std::span<const float> g, std::int64_t tau) {
-  u_ = as_vec(g);
-  dc_.compensate(worker, {u_.data(), static_cast<std::size_t>(u_.size())}, w_);
-  server_step(w_, m_, u_, lr_, momentum_, weight_decay_);
+  if (resident()) { // compensated in the worker's gradient row, against its model row (w_bak)
+    ResidentVectors& r = *resident();
+    r.apply(VectorOp::delay_compensate, VectorRef::gradient(worker), VectorRef::server_model(),
+            VectorRef::model(worker), dc_.lambda());
+    r.apply(VectorOp::server_step, VectorRef::server_model(), VectorRef::gradient(worker),
+            VectorRef::server_momentum(), lr_, momentum_, weight_decay_);
+  } else {
+    u_ = as_vec(g);
+    dc_.compensate(worker, {u_.data(), static_cast<std::size_t>(u_.size())}, w_);
+    server_step(w_, m_, u_, lr_, momentum_, weight_decay_);
+    dc_.remember(worker, w_);
+  }
   ++version_;
-  dc_.remember(worker, w_);
   record_update(ctx, worker, version_ - 1 - tau);
   reply(ctx, worker);
 }

@@ -10,6 +10,8 @@ namespace dtsim {
 // docs/algorithms.md, section 2 (Zheng et al., arXiv:1609.08326): u = compensated g (+ wd*w),
 // optional server momentum, w -= lr*u, then w_bak[k] = w and reply. Keys: ParameterServer's,
 // DelayCompensation's (variant, lambda, ms_decay, eps) and momentum ([0,1), default 0).
+// Resident (ResidentVectors) in the constant variant: the worker's model row there is its
+// w_bak, so no backup is kept.
 class DcAsgd final : public ParameterServer {
 public:
   DcAsgd(const Params& p, const AlgorithmSetup& setup);
@@ -19,6 +21,8 @@ public:
 private:
   void on_start(Context& ctx) override;
   void apply(Context& ctx, int worker, std::span<const float> g, std::int64_t tau) override;
+  bool has_resident_step() const override { return dc_.has_resident_form(); }
+  void release_host_state() override;
   DelayCompensation dc_;
   float momentum_;
   Vec m_;

@@ -2,6 +2,8 @@
 // Constant and adaptive delay compensation.
 #include "sim/optimizers/delay_compensation.hpp"
 
+#include "sim/optimizers/vector_ops.hpp"
+
 namespace dtsim {
 
 DelayCompensation::DelayCompensation(const Params& p, int workers, std::size_t dim)
@@ -26,8 +28,10 @@ void DelayCompensation::compensate(int worker, std::span<float> g, const Vec& w)
   if (adaptive_) {
     ms_ = ms_decay_ * ms_ + (1 - ms_decay_) * gv.cwiseAbs2();
     gv.array() += lambda_ * (ms_.array() + eps_).rsqrt() * gv.array().square() * (w - bak).array();
-  } else {
-    gv.array() += lambda_ * gv.array().square() * (w - bak).array();
+  } else { // the resident step's code (vector_ops.hpp)
+    apply_vector_op(ResidentVectors::VectorOp::delay_compensate, g,
+                    {w.data(), static_cast<std::size_t>(w.size())},
+                    {bak.data(), static_cast<std::size_t>(bak.size())}, lambda_);
   }
 }
 

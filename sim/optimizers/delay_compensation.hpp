@@ -23,6 +23,12 @@ public:
   // w_bak[worker] = w: the model the worker pulls now.
   void remember(int worker, const Vec& w) { backup_[static_cast<std::size_t>(worker)] = w; }
   void remember_all(const Vec& w);
+  // A resident server (ResidentVectors) compensates with VectorOp::delay_compensate: only
+  // the constant form, whose backup w_bak[k] is the worker's own model row there (the model
+  // it pulled and computed on). It then frees the host backups (release).
+  bool has_resident_form() const { return !adaptive_; }
+  float lambda() const { return lambda_; }
+  void release() { backup_ = {}; }
   std::size_t state_bytes() const;
   std::string describe() const;
 

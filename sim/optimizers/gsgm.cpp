@@ -2,7 +2,9 @@
 // GSGM server: white-list scheduling, partial averaging, global momentum.
 #include "sim/optimizers/gsgm.hpp"
 
+#include "sim/engine/resident_vectors.hpp"
 #include "sim/optimizers/server_step.hpp"
+#include "sim/optimizers/vector_ops.hpp"
 
 #include <algorithm>
 
@@ -56,7 +58,7 @@ std::size_t Gsgm::state_bytes() const {
 }
 
 void Gsgm::on_start(Context&) {
-  if (dc_)
+  if (dc_ && !resident())
     dc_->remember_all(w_);
 }
 
@@ -70,30 +72,63 @@ bool Gsgm::eligible(int worker) const {
 
 void Gsgm::apply(Context& ctx, int worker, std::span<const float> g, std::int64_t tau) {
   const auto k = static_cast<std::size_t>(worker);
-  auto gk = table_.col(worker);
   // The running sum of A's gradients loses G[k]'s old value before it is overwritten.
-  if (average_ && member_[k])
-    sum_ -= gk.cast<double>();
-  gk = as_vec(g);
-  if (dc_)
-    dc_->compensate(worker, {gk.data(), static_cast<std::size_t>(gk.size())}, w_);
+  const bool was_member = average_ && member_[k];
   ++count_[k];
   age_[k] = version_;
   recent_.erase(std::remove(recent_.begin(), recent_.end(), worker), recent_.end());
   recent_.insert(recent_.begin(), worker);
-
-  if (!average_) {
-    server_step(w_, m_, gk, lr_, momentum_, weight_decay_);
-  } else {
-    update_members(worker);
-    avg_ = (sum_ * (1.0 / static_cast<double>(members_))).cast<float>();
-    server_step(w_, m_, avg_, lr_, momentum_, weight_decay_);
-  }
+  if (resident())
+    step_resident(worker, was_member);
+  else
+    step_host(worker, g, was_member);
   ++version_;
-  if (dc_)
+  if (dc_ && !resident())
     dc_->remember(worker, w_);
   record_update(ctx, worker, version_ - 1 - tau);
   reply(ctx, worker);
+}
+
+void Gsgm::step_host(int worker, std::span<const float> g, bool was_member) {
+  auto gk = table_.col(worker);
+  const std::span<float> row{gk.data(), static_cast<std::size_t>(gk.size())};
+  if (was_member)
+    accumulate_rows(sum_, row, false);
+  gk = as_vec(g);
+  if (dc_)
+    dc_->compensate(worker, row, w_);
+  if (!average_) {
+    server_step(w_, m_, gk, lr_, momentum_, weight_decay_);
+    return;
+  }
+  update_members(worker);
+  mean_of_sum({avg_.data(), static_cast<std::size_t>(avg_.size())}, sum_,
+              static_cast<double>(members_));
+  server_step(w_, m_, avg_, lr_, momentum_, weight_decay_);
+}
+
+// The same steps queued on the resident backend: G[j] is worker j's live row there, the
+// double sum its server_sum, the mean its server scratch; without averaging the gradient
+// is served from the worker's gradient row, as ASGD's.
+void Gsgm::step_resident(int worker, bool was_member) {
+  ResidentVectors& r = *resident();
+  const VectorRef row = average_ ? VectorRef::live(worker) : VectorRef::gradient(worker);
+  if (was_member)
+    r.apply(VectorOp::accumulate, VectorRef::server_sum(), row, {}, -1.0f);
+  if (average_)
+    r.apply(VectorOp::copy, row, VectorRef::gradient(worker));
+  if (dc_) // the worker's model row is the model it pulled: DC's backup
+    r.apply(VectorOp::delay_compensate, row, VectorRef::server_model(), VectorRef::model(worker),
+            dc_->lambda());
+  VectorRef direction = row;
+  if (average_) {
+    update_members(worker);
+    r.apply(VectorOp::mean_of_sum, VectorRef::server_scratch(), VectorRef::server_sum(), {},
+            static_cast<float>(members_));
+    direction = VectorRef::server_scratch();
+  }
+  r.apply(VectorOp::server_step, VectorRef::server_model(), direction, VectorRef::server_momentum(),
+          lr_, momentum_, weight_decay_);
 }
 
 // A = {worker} + the fresh workers. Only membership changes touch the d-vector sum (in
@@ -110,14 +145,31 @@ void Gsgm::update_members(int worker) {
                                           : std::find(recent_.begin(), recent_end, j) != recent_end;
     const bool member = j == worker || fresh;
     if (j == worker)
-      sum_ += table_.col(j).cast<double>(); // its old value left the sum in apply()
+      add_row(j, true); // its old value left the sum in apply()
     else if (member && !member_[u])
-      sum_ += table_.col(j).cast<double>();
+      add_row(j, true);
     else if (!member && member_[u])
-      sum_ -= table_.col(j).cast<double>();
+      add_row(j, false);
     member_[u] = member;
     members_ += member ? 1 : 0;
   }
+}
+
+void Gsgm::add_row(int j, bool add) {
+  if (resident())
+    resident()->apply(VectorOp::accumulate, VectorRef::server_sum(), VectorRef::live(j), {},
+                      add ? 1.0f : -1.0f);
+  else
+    accumulate_rows(sum_, {table_.col(j).data(), static_cast<std::size_t>(table_.rows())}, add);
+}
+
+void Gsgm::release_host_state() {
+  table_ = Eigen::MatrixXf();
+  sum_ = Eigen::VectorXd();
+  m_ = Vec();
+  avg_ = Vec();
+  if (dc_)
+    dc_->release();
 }
 
 void Gsgm::add_metrics(std::vector<std::pair<std::string, double>>& columns) const {

@@ -37,8 +37,15 @@ private:
   void on_start(Context& ctx) override;
   void apply(Context& ctx, int worker, std::span<const float> g, std::int64_t tau) override;
   bool eligible(int worker) const override;
+  // Resident (ResidentVectors) with the constant compensation or none: the table, the sum,
+  // the momentum and the mean then live in the backend.
+  bool has_resident_step() const override { return !dc_ || dc_->has_resident_form(); }
+  void release_host_state() override;
+  void step_host(int worker, std::span<const float> g, bool was_member);
+  void step_resident(int worker, bool was_member);
   std::int64_t min_count() const;
   void update_members(int worker);
+  void add_row(int j, bool add); // sum of A's rows +/-= G[j]
 
   bool schedule_;
   std::int64_t slack_;

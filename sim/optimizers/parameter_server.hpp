@@ -22,9 +22,9 @@ namespace dtsim {
 // current rate as `lr`), weight_decay (>= 0, 0), server: {update_s}.
 // The copies of worker models and gradients run in the workers' gradient tasks; the
 // server's math runs on the engine thread, as one server would. On a resident backend
-// (methods with has_resident_step(): ASGD) the server's model and momentum stay there, a
-// gradient stays in its worker's row until served, and the pulls, the server step and the
-// replies are queued steps (ResidentVectors::apply).
+// (methods with has_resident_step(): ASGD, DC-ASGD's constant form, GSGM) the server's
+// vectors stay there, a gradient stays in its worker's row until served, and the pulls,
+// the server's steps and the replies are queued steps (ResidentVectors::apply).
 class ParameterServer : public Algorithm {
 public:
   void start(Context& ctx) final;

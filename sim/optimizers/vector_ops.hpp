@@ -13,7 +13,8 @@
 namespace dtsim {
 
 // dst = op(a, b, s) (ResidentVectors::VectorOp); dst may be a. Not server_step, which
-// updates two vectors: its host code is server_step.hpp's.
+// updates two vectors (its host code is server_step.hpp's), nor the steps on the double
+// sum (accumulate_rows, mean_of_sum below).
 inline void apply_vector_op(ResidentVectors::VectorOp op, std::span<float> dst,
                             std::span<const float> a, std::span<const float> b, float s) {
   using Op = ResidentVectors::VectorOp;
@@ -31,10 +32,30 @@ inline void apply_vector_op(ResidentVectors::VectorOp op, std::span<float> dst,
   case Op::subtract_scaled:
     d -= s * as_vec(a);
     return;
+  case Op::delay_compensate: // g += lambda g.*g.*(w - bak), DelayCompensation's constant form
+    d.array() += s * d.array().square() * (as_vec(a) - as_vec(b)).array();
+    return;
   case Op::server_step:
+  case Op::accumulate:
+  case Op::mean_of_sum:
     break;
   }
-  DTSIM_ASSERT(false, "apply_vector_op: server_step runs as server_step.hpp's code");
+  DTSIM_ASSERT(false, "apply_vector_op: a server step or a step on the double sum");
+}
+
+// GSGM's running sum of its table's rows, in double so that it does not drift from the
+// exact mean: sum += a (add) or sum -= a.
+inline void accumulate_rows(Eigen::Ref<Eigen::VectorXd> sum, std::span<const float> a, bool add) {
+  if (add)
+    sum += as_vec(a).cast<double>();
+  else
+    sum -= as_vec(a).cast<double>();
+}
+
+// out = sum / count (times the reciprocal, in double), rounded to float.
+inline void mean_of_sum(std::span<float> out, const Eigen::Ref<const Eigen::VectorXd>& sum,
+                        double count) {
+  as_vec(out) = (sum * (1.0 / count)).cast<float>();
 }
 
 // out = the mean of the columns of `m` (one per node), summed in column order.

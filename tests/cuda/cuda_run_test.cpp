@@ -143,8 +143,9 @@ TEST_SUITE("cuda") {
     // in the mixing kernel), combine-then-adapt DSGDm-N (u kept in the gradient's row, the
     // model itself mixed) and AD-PSGD with momentum, every node active (live models on the
     // device, each averaging a queued vector step, deadlocks broken in the increment form)
-    // and ASGD with server momentum (the server's vectors on the device): half an epoch
-    // each.
+    // and ASGD with server momentum (the server's vectors on the device), DC-ASGD (the
+    // compensation against the worker's model row) and GSGM as the stability protocol runs
+    // it (its table in the live rows, the double sum on the device): half an epoch each.
     for (const char* algorithm :
          {"--set 'algorithm={name: dsgdm, lr: 0.05, momentum: 0.9, mode: async}'",
           "--set 'algorithm={name: dsgd, lr: 0.05, mode: async}' "
@@ -152,7 +153,9 @@ TEST_SUITE("cuda") {
           "--set 'algorithm={name: qg-dsgdm-n, lr: 0.05}'",
           "--set 'algorithm={name: dsgdm-n, lr: 0.05, order: combine_then_adapt}'",
           "--set 'algorithm={name: ad-psgd, lr: 0.05, momentum: 0.9, split: none}'",
-          "--set 'algorithm={name: asgd, lr: 0.01, momentum: 0.5}'"}) {
+          "--set 'algorithm={name: asgd, lr: 0.01, momentum: 0.5}'",
+          "--set 'algorithm={name: dc-asgd, lr: 0.01, momentum: 0.5}'",
+          "--set 'algorithm={name: gsgm, lr: 0.001, momentum: 0.9}'"}) {
       CAPTURE(algorithm);
       const std::string extra = std::string("--set stop.epochs=0.5 ") + algorithm;
       const TraceContents cpu =

@@ -244,6 +244,49 @@ TEST_SUITE("cuda") {
     CHECK(relative_error(kernel, host) < 1e-6);
   }
 
+  TEST_CASE("Resident math: the delay compensation's elements equal apply_vector_op") {
+    // DC-ASGD's constant form: g += lambda g.*g.*(w - w_bak), the gradient row in place.
+    Rng rng = Rng::stream(10, "test", Rng::kNoNode);
+    const std::vector<float> w = random_vector(rng, kP), g = random_vector(rng, kP);
+    std::vector<float> bak = random_vector(rng, kP);
+    std::vector<float> kernel = g, host = g;
+    each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+      vector_op_tile<4>(VectorOp::delay_compensate, kernel.data(), w.data(), bak.data(), 0.5f, 0.0f,
+                        0.0f, kP, e0, stride);
+    });
+    apply_vector_op(VectorOp::delay_compensate, host, w, bak, 0.5f);
+    CHECK(relative_error(kernel, host) < 1e-6);
+    CHECK(relative_error(kernel, g) > 1e-3); // the compensation is not lost
+  }
+
+  TEST_CASE("Resident math: the server sum's steps are vector_ops.hpp's bits") {
+    // GSGM's running sum in double: rows added and removed, then the mean rounded to float;
+    // the same IEEE operations per element as accumulate_rows and mean_of_sum.
+    Rng rng = Rng::stream(11, "test", Rng::kNoNode);
+    const std::vector<float> a = random_vector(rng, kP), b = random_vector(rng, kP);
+    std::vector<double> kernel(kP, 0.0);
+    Eigen::VectorXd host = Eigen::VectorXd::Zero(kP);
+    const auto step = [&](VectorOp op, const std::vector<float>& row, float s, float* out) {
+      each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+        sum_tile<4>(op, kernel.data(), out, row.data(), s, kP, e0, stride);
+      });
+    };
+    step(VectorOp::accumulate, a, 1.0f, nullptr);
+    step(VectorOp::accumulate, b, 1.0f, nullptr);
+    step(VectorOp::accumulate, a, -1.0f, nullptr);
+    accumulate_rows(host, a, true);
+    accumulate_rows(host, b, true);
+    accumulate_rows(host, a, false);
+    CHECK(std::equal(kernel.begin(), kernel.end(), host.data()));
+    step(VectorOp::accumulate, b, 1.0f, nullptr);
+    accumulate_rows(host, b, true);
+    std::vector<float> mean_kernel(kP), mean_host(kP);
+    step(VectorOp::mean_of_sum, {}, 3.0f, mean_kernel.data());
+    mean_of_sum(mean_host, host, 3.0);
+    CHECK(mean_kernel == mean_host);
+    CHECK(mean_kernel != std::vector<float>(kP, 0.0f));
+  }
+
   TEST_CASE("Resident math: the server step's elements equal server_step") {
     // ASGD's step: with server momentum (and weight decay), weight decay alone, neither.
     struct Rule {

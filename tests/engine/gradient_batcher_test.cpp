@@ -77,11 +77,13 @@ TEST_SUITE("engine") {
   }
 
   TEST_CASE("Resident vectors: cpu-resident runs write cpu-batched's traces") {
-    // D-PSGD in either order, QG-DSGDm, AD-PSGD and ASGD keep their models, momenta and
-    // messages in the backend (synchronous with and without momentum, Nesterov, weight decay, a
-    // time-varying schedule; asynchronous, also with reordering jitter); the others (and QG-DSGDm
-    // with a refresh period) cannot and run as cpu-batched. 1 and 2 threads. An attached method
-    // frees its host copies of what the backend holds (momenta, QG's buffer, u).
+    // D-PSGD in either order, QG-DSGDm, AD-PSGD, ASGD, DC-ASGD and GSGM keep their models,
+    // momenta, messages and server vectors in the backend (synchronous with and without
+    // momentum, Nesterov, weight decay, a time-varying schedule; asynchronous, also with
+    // reordering jitter); the others (and QG-DSGDm with a refresh period, the adaptive delay
+    // compensation) cannot and run as cpu-batched. 1 and 2 threads. An attached method frees
+    // its host copies of what the backend holds (momenta, QG's buffer, u, DC's backups,
+    // GSGM's table).
     struct Case {
       const char* algorithm;
       std::vector<std::string> sets;
@@ -115,10 +117,23 @@ TEST_SUITE("engine") {
          true},
         // ASGD: the server's model and momentum in the backend, a gradient served from its
         // worker's row; with server momentum and weight decay, and with a busy server
-        // (gradients queue for it). The other parameter servers cannot (yet).
+        // (gradients queue for it).
         {"{name: asgd, lr: 0.05, momentum: 0.9, weight_decay: 0.001}", {}, true},
         {"{name: asgd, lr: 0.05, server: {update_s: 0.004}}", {}, true},
-        {"{name: dc-asgd, lr: 0.05}", {}, false},
+        // DC-ASGD's constant compensation against the worker's model row (its backup); the
+        // adaptive one cannot (yet).
+        {"{name: dc-asgd, lr: 0.05, momentum: 0.9, weight_decay: 0.001}", {}, true},
+        {"{name: dc-asgd, lr: 0.05, lambda: 0.5, server: {update_s: 0.004}}", {}, true},
+        {"{name: dc-asgd, lr: 0.05, variant: adaptive}", {}, false},
+        // GSGM: its table in the live rows, the double sum and the mean in the backend; the
+        // window and last-k averages with a white list, no averaging on a DC base, both.
+        {"{name: gsgm, lr: 0.01, momentum: 0.9}", {}, true},
+        {"{name: gsgm, lr: 0.01, average_by: last, last: 3, slack: 2, weight_decay: 0.001}",
+         {},
+         true},
+        {"{name: gsgm, lr: 0.05, average: false, global_momentum: false, base: dc-asgd}", {}, true},
+        {"{name: gsgm, lr: 0.01, window: 2, base: dc-asgd, dc: {lambda: 0.5}}", {}, true},
+        {"{name: gsgm, lr: 0.01, base: dc-asgd, dc: {variant: adaptive}}", {}, false},
         {"{name: choco-sgd, lr: 0.1, compressor: {kind: topk, ratio: 0.25}}", {}, false}};
     for (const Case& c : cases) {
       CAPTURE(c.algorithm);
