@@ -24,6 +24,7 @@ public:
   TransferStats transfers() const override { return device_->transfers(); }
   ResidentVectors* resident() override { return device_->resident(); }
   void finish(std::span<GradientJob> jobs) override { device_->finish(jobs); }
+  void collect(std::span<GradientJob> jobs) override { device_->collect(jobs); }
   bool evaluate_resident_models(std::span<const float> features,
                                 std::span<const std::int32_t> labels,
                                 std::span<EvalResult> out) override {

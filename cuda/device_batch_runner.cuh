@@ -93,6 +93,9 @@ public:
   }
 
   void compute(std::span<GradientJob> jobs) override {
+    if (losses_in_flight_)
+      throw std::logic_error("device gradients: a batch started before the last one's losses "
+                             "were collected");
     const bool resident = resident_jobs(jobs);
     if (resident)
       guarded([&] {
@@ -154,6 +157,17 @@ public:
       settle_deferred();
       store_->run_steps(jobs);
     });
+  }
+
+  // The losses of a resident batch that was one chunk, which run_resident left in flight so
+  // that the hooks and finish() ran while the pass computed: here the host waits for them
+  // (not for the local steps finish() queued after the pass).
+  void collect(std::span<GradientJob> jobs) override {
+    if (!losses_in_flight_)
+      return;
+    losses_in_flight_ = false;
+    guarded([&] { check(cudaEventSynchronize(marks_[3].event), "cudaEventSynchronize"); });
+    take_losses(jobs, jobs.size());
   }
 
 private:
@@ -361,10 +375,20 @@ private:
                           cudaMemcpyDeviceToHost, s),
           "cudaMemcpyAsync (losses)");
     check(cudaEventRecord(marks_[3].event, s), "cudaEventRecord");
-    check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
     bus_.device_to_host_bytes += static_cast<std::int64_t>(nodes * sizeof(double));
+    if (nodes == jobs.size()) { // the whole batch: its losses are collected after finish()
+      losses_in_flight_ = true;
+      return;
+    }
+    check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+    take_losses(jobs, nodes);
+  }
+
+  // The losses of the chunk of `nodes` jobs run last (node_order_'s job ids), once its
+  // download is complete, and its times.
+  void take_losses(std::span<GradientJob> jobs, std::size_t nodes) {
     for (std::size_t b = 0; b < nodes; ++b)
-      jobs[job_ids[b]].loss = host_loss_.data[b];
+      jobs[node_order_[b]].loss = host_loss_.data[b];
     bus_.upload_seconds += seconds_between(marks_[0], marks_[1]);
     bus_.compute_seconds += seconds_between(marks_[1], marks_[2]);
     bus_.download_seconds += seconds_between(marks_[2], marks_[3]);
@@ -498,6 +522,7 @@ private:
   static constexpr std::size_t kStagingPieces = 8;
   static constexpr std::size_t kStagingBytes = std::size_t{2} << 30; // per direction
   CudaEvent marks_[4]; // before the upload, after it, after the kernels, after the download
+  bool losses_in_flight_ = false; // run_resident left a whole batch's losses for collect()
   std::unique_ptr<DeviceResidentStore> store_; // backend cuda-resident only; after stream_
   bool fuse_ = false;                          // kCanFuse, resident, and not turned off
   struct Deferred {

@@ -35,6 +35,8 @@ public:
   // for an algorithm that attaches (BatchedGradients::resident, finish); else null.
   virtual ResidentVectors* resident() { return nullptr; }
   virtual void finish(std::span<GradientJob> /*jobs*/) {}
+  // BatchedGradients::collect: a resident batch's losses, left in flight by compute().
+  virtual void collect(std::span<GradientJob> /*jobs*/) {}
   // BatchedGradients::evaluate_resident_models (the MLP/softmax, LeNet/CNN and ResNet
   // networks).
   virtual bool evaluate_resident(std::span<const float> /*features*/,

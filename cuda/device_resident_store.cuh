@@ -356,6 +356,9 @@ public:
       throw std::logic_error("resident local steps: a fused step needs every job's step");
     if (count == 0)
       return;
+    // The last steps' plans may still be on their way up: the batch runner no longer waits
+    // for the stream between two batches' steps (it waits for the pass's losses only).
+    check(cudaEventSynchronize(steps_planned_.event), "cudaEventSynchronize (resident plans)");
     step_node_.reserve(count);
     step_out_.reserve(count);
     step_lr_.reserve(count);
@@ -373,6 +376,7 @@ public:
     step_node_.upload(stream_, count, bus_);
     step_out_.upload(stream_, count, bus_);
     step_lr_.upload(stream_, count, bus_);
+    check(cudaEventRecord(steps_planned_.event, stream_), "cudaEventRecord (resident plans)");
     const StepBatch batch{step_node_.device.data, step_out_.device.data,   step_lr_.device.data,
                           rule_.momentum,         rule_.weight_decay,      rule_.nesterov,
                           rule_.quasi_global,     rule_.combine_then_adapt};
@@ -520,6 +524,7 @@ private:
   StagedPlan<const float*> mix_self_, mix_in_;
   StagedPlan<float> mix_self_w_, mix_in_w_, mix_lr_, step_lr_;
   StagedPlan<float*> step_out_;
+  CudaEvent steps_planned_; // after the last steps' plans were copied up
 };
 
 } // namespace

@@ -44,7 +44,9 @@ class BatchedGradients {
 public:
   virtual ~BatchedGradients() = default;
   virtual std::string describe() const = 0;
-  // The jobs' params, indices and grad spans do not overlap one another's outputs.
+  // The jobs' params, indices and grad spans do not overlap one another's outputs. Jobs with
+  // host spans have their gradients and losses when it returns; resident jobs may have their
+  // losses only after collect().
   virtual void compute(std::span<GradientJob> jobs) = 0;
   virtual TransferStats transfers() const { return {}; }
   // A backend that keeps the node vectors itself (nullptr: the jobs' spans hold the data).
@@ -52,6 +54,10 @@ public:
   virtual ResidentVectors* resident() { return nullptr; }
   // After the batch's after_gradient hooks: a resident backend runs the steps they queued.
   virtual void finish(std::span<GradientJob> /*jobs*/) {}
+  // After finish(): the jobs' losses, where compute() left them in flight (a device returns
+  // from a resident batch once its pass is queued, so that the after_gradient hooks, which
+  // only queue steps there, and finish() run on the host while the device computes).
+  virtual void collect(std::span<GradientJob> /*jobs*/) {}
   // Per-node accuracies where the resident models are: out[i] = node i's summed loss, correct
   // answers and count on the examples (features: num_features x labels.size(), column-major),
   // true when done; false where this backend cannot (the engine then pulls the models and

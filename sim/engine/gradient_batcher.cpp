@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// One batch: before-hooks in parallel, the backend once, after-hooks in parallel.
+// One batch: before-hooks in parallel, the backend once, after-hooks in parallel, the losses.
 #include "sim/engine/gradient_batcher.hpp"
 
 #include "sim/core/errors.hpp"
@@ -53,13 +53,17 @@ void GradientBatcher::run_pending() {
   const auto t1 = Clock::now();
   backend_.compute(jobs_);
   const auto t2 = Clock::now();
-  each([this](std::size_t i) { running_[i]->run_after_hook(jobs_[i].loss); });
+  each([this](std::size_t i) { running_[i]->run_after_hook(); });
   backend_.finish(jobs_); // a resident backend runs the steps the hooks queued
   const auto t3 = Clock::now();
+  backend_.collect(jobs_); // the losses a device left in flight
+  for (std::size_t i = 0; i < running_.size(); ++i)
+    running_[i]->complete(jobs_[i].loss);
+  const auto t4 = Clock::now();
   ++batches_;
   jobs_run_ += static_cast<std::int64_t>(running_.size());
   largest_ = std::max(largest_, static_cast<std::int64_t>(running_.size()));
-  gradient_wall_s_ += std::chrono::duration<double>(t2 - t1).count();
+  gradient_wall_s_ += std::chrono::duration<double>((t2 - t1) + (t4 - t3)).count();
   hooks_wall_s_ += std::chrono::duration<double>((t1 - t0) + (t3 - t2)).count();
 }
 

@@ -19,7 +19,8 @@ class GradientSlot;
 // the engine leaves a computing node's model and private state alone until it joins), so
 // running it later gives the same result. run_pending() runs on the calling (engine) thread:
 // the algorithm's before_gradient hooks in parallel over nodes, the backend once, then the
-// after_gradient hooks in parallel.
+// after_gradient hooks in parallel, the backend's finish() and then its losses (collect()),
+// so that a device computes while the host runs the hooks.
 class GradientBatcher {
 public:
   GradientBatcher(BatchedGradients& backend, int max_jobs);

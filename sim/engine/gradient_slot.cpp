@@ -95,9 +95,12 @@ GradientJob GradientSlot::job() {
                      node_};
 }
 
-void GradientSlot::run_after_hook(double loss) {
+void GradientSlot::run_after_hook() {
   algorithm_->after_gradient(node_, params_,
                              {grad_.data(), static_cast<std::size_t>(grad_.size())});
+}
+
+void GradientSlot::complete(double loss) {
   loss_ = loss;
   pending_ = false;
 }

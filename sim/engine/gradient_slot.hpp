@@ -78,7 +78,8 @@ private:
   // Batched mode, called by the batcher: the algorithm's hooks and the job they surround.
   void run_before_hook();
   GradientJob job();
-  void run_after_hook(double loss);
+  void run_after_hook();
+  void complete(double loss); // the job's loss: the gradient is done
 
   const Model& model_;
   const Dataset* train_;     // per-node tasks only

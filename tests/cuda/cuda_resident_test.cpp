@@ -156,6 +156,7 @@ TEST_SUITE("cuda") {
       for (int i = 0; i < stepping; ++i)
         device.resident()->local_step(i, static_cast<std::uint32_t>(i), lr);
       device.finish(jobs);
+      device.collect(jobs);
       for (int i = 0; i < stepping; ++i)
         device.resident()->mix_into_model(i, static_cast<std::uint32_t>(i), 1.0f, {}, {}, lr);
     };

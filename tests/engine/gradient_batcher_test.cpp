@@ -10,6 +10,7 @@
 #include "support/sink_compare.hpp"
 #include "support/tiny_scenarios.hpp"
 
+#include <atomic>
 #include <doctest/doctest.h>
 #include <tbb/global_control.h>
 
@@ -34,29 +35,44 @@ void check_same_run(const MemoryTraceSink& a, const MemoryTraceSink& b) {
   testing::check_same_run(a, b);
 }
 
-// Hooks that do nothing: the batcher's bookkeeping alone.
+// Hooks that only count the after_gradient calls: the batcher's bookkeeping alone.
 class NoHooks final : public Algorithm {
 public:
   std::string describe() const override { return "no hooks"; }
   void start(Context&) override {}
   void on_gradient(Context&, int, const GradientResult&) override {}
   void on_message(Context&, const Message&) override {}
+  void after_gradient(int, std::span<const float>, std::span<float>) override { ++after_hooks; }
   std::size_t state_bytes() const override { return 0; }
+  std::atomic<int> after_hooks = 0;
 };
 
 // A backend that records the batches it is given and returns a gradient and loss that
-// identify each job, so that the batcher's bookkeeping can be checked without a model.
+// identify each job, so that the batcher's bookkeeping can be checked without a model; as
+// a device's resident batch, it gives the losses only in collect(), and records the calls.
 class RecordingBackend final : public BatchedGradients {
 public:
+  explicit RecordingBackend(const NoHooks* hooks = nullptr) : hooks_(hooks) {}
   std::string describe() const override { return "recording"; }
   void compute(std::span<GradientJob> jobs) override {
     sizes.push_back(jobs.size());
+    calls += "compute ";
     for (GradientJob& job : jobs) {
       job.grad[0] = job.params[0] * 2.0f;
-      job.loss = static_cast<double>(job.indices.size());
+      job.loss = -1.0; // in flight
     }
   }
+  void finish(std::span<GradientJob>) override { calls += "finish "; }
+  void collect(std::span<GradientJob> jobs) override {
+    calls += "collect(" + std::to_string(hooks_ ? hooks_->after_hooks.load() : -1) + ") ";
+    for (GradientJob& job : jobs)
+      job.loss = static_cast<double>(job.indices.size());
+  }
   std::vector<std::size_t> sizes;
+  std::string calls;
+
+private:
+  const NoHooks* hooks_;
 };
 
 } // namespace
@@ -191,7 +207,8 @@ TEST_SUITE("engine") {
   }
 
   TEST_CASE("Batched gradients: joining one gradient runs every pending one, once") {
-    RecordingBackend backend;
+    NoHooks hooks;
+    RecordingBackend backend(&hooks);
     GradientBatcher batcher(backend, 3);
     RunPlan plan = plan_run_text(testing::tiny_scenario("{name: dsgd, lr: 0.1}"), "tiny.yaml", {});
     std::vector<std::unique_ptr<GradientSlot>> slots;
@@ -201,7 +218,6 @@ TEST_SUITE("engine") {
       slots.back()->set_count(4 + i);
       params[static_cast<std::size_t>(i)][0] = static_cast<float>(i + 1);
     }
-    NoHooks hooks;
     for (int i = 0; i < 3; ++i)
       slots[static_cast<std::size_t>(i)]->launch(params[static_cast<std::size_t>(i)], hooks,
                                                  *plan.order, i);
@@ -209,6 +225,9 @@ TEST_SUITE("engine") {
     CHECK_FALSE(batcher.empty());
     slots[1]->join();
     REQUIRE(backend.sizes == std::vector<std::size_t>{3});
+    // The losses are taken after every after-hook and finish(), as a device leaves them in
+    // flight while the host runs those.
+    CHECK(backend.calls == "compute finish collect(3) ");
     CHECK(batcher.empty());
     for (int i = 0; i < 3; ++i) {
       GradientSlot& slot = *slots[static_cast<std::size_t>(i)];
