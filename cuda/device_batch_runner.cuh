@@ -81,8 +81,12 @@ public:
       usable -=
           static_cast<std::size_t>(resident_nodes) * resident_bytes_per_node(net_.num_params());
     }
-    const std::size_t fits =
-        (usable - std::min(usable, train_features.size() * sizeof(float))) / bytes_per_node();
+    usable -= std::min(usable, train_features.size() * sizeof(float));
+    if (resident_nodes > 0) { // the evaluations' chunk buffers (evaluate_resident)
+      eval_bytes_ = std::max(kEvalBytes, usable / 8);
+      usable -= std::min(usable, eval_bytes_);
+    }
+    const std::size_t fits = usable / bytes_per_node();
     // The pinned staging buffers (models up, gradients down) hold a chunk's nodes: at most
     // kStagingBytes each, so that a huge batch pins a bounded part of the host's memory.
     const std::size_t staged = std::max<std::size_t>(
@@ -118,7 +122,7 @@ public:
 
   // Per-node accuracies of the resident models, in place, for a network with an evaluation
   // pass (the MLP/softmax, LeNet/CNN and ResNet ones): the examples go up once per run (the
-  // same set each time), then the nodes in chunks whose activations fit kEvalBytes (and at
+  // same set each time), then the nodes in chunks whose activations fit eval_bytes_ (and at
   // most as many as a training chunk: max_nodes_per_batch, which tests lower); only each
   // node's loss sum and correct count come down.
   bool evaluate_resident(std::span<const float> features, std::span<const std::int32_t> labels,
@@ -254,7 +258,7 @@ private:
       per_node += f * sizeof(float);
     const std::size_t nodes = out.size();
     const std::size_t chunk = std::clamp<std::size_t>(
-        kEvalBytes / per_node, 1, std::min(nodes, static_cast<std::size_t>(max_nodes_)));
+        eval_bytes_ / per_node, 1, std::min(nodes, static_cast<std::size_t>(max_nodes_)));
     eval_act_.resize(floats.size());
     std::vector<float*> act(floats.size());
     for (std::size_t k = 0; k < floats.size(); ++k) {
@@ -532,11 +536,15 @@ private:
   };
   std::optional<Deferred> deferred_; // a pass's first-layer weight gradient, not yet computed
   // evaluate_resident's: the examples (kept for the run: which host set they are) and a
-  // chunk's buffers. 1 GB: LeNet's forward pass on 1,000 examples takes 112 MB per node
-  // (its first convolution's patches 78 MB), so that a chunk still holds 9 nodes; a
-  // constant, not a share of the free memory, so that the chunks (and with them cuBLAS's
-  // kernels and the bits of the results) are the same in every run.
+  // chunk's buffers, eval_bytes_: an eighth of the usable memory the resident vectors and
+  // the training set leave (the training chunks get the rest), at least kEvalBytes. 1 GB
+  // alone held only 9 LeNet nodes on 1,000 examples (112 MB per node, its first
+  // convolution's patches 78 MB) and 5 ResNet-20 nodes on 100 (about 200 MB), whose
+  // evaluations then ran as many small passes; about 6.9 GiB on an 80 GB H100 at the goal
+  // row. A share of the total memory, not of the free memory, so that the chunks (and with
+  // them cuBLAS's kernels and the bits of the results) are the same in every run on a GPU.
   static constexpr std::size_t kEvalBytes = std::size_t{1} << 30;
+  std::size_t eval_bytes_ = kEvalBytes;
   struct EvalSet {
     const float* features = nullptr;
     std::size_t examples = 0;
