@@ -363,7 +363,7 @@ private:
     // The whole batch in one chunk, on the nodes' own rows: its first-layer weight gradient
     // can wait for the local steps (finish), whose plans the hooks make after this pass.
     if constexpr (kCanFuse) {
-      const bool defer = fuse_ && rows.in_place && nodes == jobs.size();
+      const bool defer = fuse_ && store_->can_fuse() && rows.in_place && nodes == jobs.size();
       net_.run(blas_.blas, s, common, scratch_pointers_.data(), count, n, defer);
       if (defer)
         deferred_ = Deferred{common, count,

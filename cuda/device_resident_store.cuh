@@ -112,7 +112,20 @@ public:
   }
 
   // --- ResidentVectors: plans queued by the hooks (each node's own entry: no race) ---
-  void set_local_update(const LocalUpdateRule& rule) override { rule_ = rule; }
+  void set_local_update(const LocalUpdateRule& rule) override {
+    rule_ = rule;
+    if (rule.gradient_tracking) { // the trackers and g_prev, zero (before the first message)
+      for (DeviceArray<float>* rows : {&trackers_, &previous_}) {
+        rows->resize(nodes_ * P_, "cudaMalloc (resident trackers)");
+        check(cudaMemsetAsync(rows->data, 0, nodes_ * P_ * sizeof(float), stream_),
+              "cudaMemsetAsync (resident trackers)");
+      }
+      tracked_.assign(nodes_, 0);
+    }
+  }
+  // Whether the batch runner may fuse a first layer's gradient into the local steps: not
+  // with gradient tracking, whose step reads the whole gradient.
+  bool can_fuse() const { return !rule_.gradient_tracking; }
   void mix_into_model(int node, std::uint32_t self_id, float self_w,
                       std::span<const std::uint32_t> in_ids, std::span<const float> in_w,
                       float lr) override {
@@ -283,6 +296,19 @@ public:
                        mix_tile<kTile>(batch, models, mhat, P, b, e0, stride);
                      });
     check(cudaGetLastError(), "kernel launch (resident mixing)");
+    if (rule_.gradient_tracking) { // y = mix(y) from the messages' second vectors
+      MixBatch trackers = batch;
+      trackers.subtract_lr = nullptr;
+      trackers.u_rows = nullptr;
+      trackers.self_is_destination = true;
+      trackers.input_offset = P;
+      float* y = trackers_.data;
+      each_tile<kTile>(stream_, static_cast<int>(count), P,
+                       [=] __device__(int b, std::size_t e0, std::size_t stride) {
+                         mix_tile<kTile>(trackers, y, nullptr, P, b, e0, stride);
+                       });
+      check(cudaGetLastError(), "kernel launch (resident tracker mixing)");
+    }
   }
 
   // Where a chunk's pass reads its models and writes its gradients: the nodes' own rows when
@@ -373,6 +399,17 @@ public:
       step_lr_.host.data[b] = s.lr;
       ++b;
     }
+    if (rule_.gradient_tracking) { // each entry's first-step flag, then its node is tracked
+      if (fused)
+        throw std::logic_error("resident local steps: gradient tracking is never fused");
+      step_first_.reserve(count);
+      for (std::size_t k = 0; k < count; ++k) {
+        char& tracked = tracked_[static_cast<std::size_t>(step_node_.host.data[k])];
+        step_first_.host.data[k] = tracked == 0 ? 1 : 0;
+        tracked = 1;
+      }
+      step_first_.upload(stream_, count, bus_);
+    }
     step_node_.upload(stream_, count, bus_);
     step_out_.upload(stream_, count, bus_);
     step_lr_.upload(stream_, count, bus_);
@@ -384,6 +421,16 @@ public:
     const float* models = models_.data;
     float* momenta = momenta_.data; // null without momentum: never read then
     const std::size_t P = P_;
+    if (rule_.gradient_tracking) {
+      const TrackingRows rows{trackers_.data, previous_.data, step_first_.device.data};
+      each_tile<kTile>(stream_, static_cast<int>(count), P,
+                       [=] __device__(int b, std::size_t e0, std::size_t stride) {
+                         tracking_step_tile<kTile>(batch, rows, grads, models, momenta, P, b, e0,
+                                                   stride);
+                       });
+      check(cudaGetLastError(), "kernel launch (resident tracking steps)");
+      return;
+    }
     std::size_t first = 0; // the elements the tiles below step: [first, P)
     if (fused) {
       const FirstLayerPlan f = *fused;
@@ -500,7 +547,7 @@ private:
   float* message(std::uint32_t id) {
     while (messages_.size() <= id) {
       DeviceArray<float> buffer; // allocated before it joins: a failure leaves no null entry
-      buffer.resize(P_, "cudaMalloc (resident message)");
+      buffer.resize(P_ * rule_.message_vectors(), "cudaMalloc (resident message)");
       messages_.push_back(std::move(buffer));
     }
     return messages_[id].data;
@@ -524,7 +571,10 @@ private:
   StagedPlan<const float*> mix_self_, mix_in_;
   StagedPlan<float> mix_self_w_, mix_in_w_, mix_lr_, step_lr_;
   StagedPlan<float*> step_out_;
-  CudaEvent steps_planned_; // after the last steps' plans were copied up
+  StagedPlan<int> step_first_;             // gradient tracking: the entries' first-step flags
+  DeviceArray<float> trackers_, previous_; // gradient tracking's y and g_prev rows
+  std::vector<char> tracked_;              // gradient tracking: the node has made its first step
+  CudaEvent steps_planned_;                // after the last steps' plans were copied up
 };
 
 } // namespace

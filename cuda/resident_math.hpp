@@ -40,6 +40,10 @@ struct MixBatch {
   float mu = 0;
   const float* subtract_lr = nullptr; // null: nothing subtracted
   const float* u_rows = nullptr;
+  // Gradient tracking's second mixing: self is the entry's own destination row (its tracker)
+  // and every input is read from this offset (the messages' second vector).
+  bool self_is_destination = false;
+  std::size_t input_offset = 0;
 };
 
 // A tile of batch entry b's elements: e = e0 + j * stride for j < J (those below P). The
@@ -50,7 +54,8 @@ template <int J>
 DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std::size_t P, int b,
                               std::size_t e0, std::size_t stride) {
   float v[J];
-  const float* self = m.self[b];
+  const std::size_t row = static_cast<std::size_t>(m.node[b]) * P;
+  const float* self = m.self_is_destination ? models + row : m.self[b];
   const float self_w = m.self_w[b];
   DTSIM_UNROLL
   for (int j = 0; j < J; ++j) {
@@ -62,8 +67,8 @@ DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std
   const int end = m.first[b + 1];
   int c = m.first[b];
   for (; c + 1 < end; c += 2) {
-    const float* in0 = m.in[c];
-    const float* in1 = m.in[c + 1];
+    const float* in0 = m.in[c] + m.input_offset;
+    const float* in1 = m.in[c + 1] + m.input_offset;
     const float w0 = m.in_w[c], w1 = m.in_w[c + 1];
     float a0[J], a1[J];
     DTSIM_UNROLL
@@ -79,7 +84,7 @@ DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std
     }
   }
   if (c < end) {
-    const float* in = m.in[c];
+    const float* in = m.in[c] + m.input_offset;
     const float w = m.in_w[c];
     DTSIM_UNROLL
     for (int j = 0; j < J; ++j) {
@@ -88,7 +93,6 @@ DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std
         v[j] += w * in[e];
     }
   }
-  const std::size_t row = static_cast<std::size_t>(m.node[b]) * P;
   float* x = models + row;
   if (!m.refresh_lr && !m.subtract_lr) { // the plain mixing: nothing more to read
     DTSIM_UNROLL
@@ -219,6 +223,56 @@ DTSIM_HD inline void local_step_tile(const StepBatch& s, float* grads, const flo
   }
 }
 
+// Gradient tracking's local step (ResidentVectors' gradient_tracking rule; the rows of
+// GradientTracking::track): per element g += wd x, y = g (the node's first step) or
+// y += g - g_prev, g_prev = g, u = y with the momentum (no weight decay) into the gradient's
+// row, and the message out[b] = (x, y), its two vectors of P floats.
+struct TrackingRows {
+  float* y = nullptr;         // nodes x P: the trackers
+  float* g_prev = nullptr;    // nodes x P
+  const int* first = nullptr; // per step entry: 1 at the node's first step
+};
+template <int J>
+DTSIM_HD inline void tracking_step_tile(const StepBatch& s, const TrackingRows& t, float* grads,
+                                        const float* models, float* momenta, std::size_t P, int b,
+                                        std::size_t e0, std::size_t stride) {
+  const StepRows r = step_rows(s, grads, models, momenta, P, b);
+  const std::size_t row = static_cast<std::size_t>(s.node[b]) * P;
+  float* y = t.y + row;
+  float* g_prev = t.g_prev + row;
+  const bool first = t.first[b] != 0;
+  float g[J], x[J], y_old[J], gp[J], m_old[J];
+  DTSIM_UNROLL
+  for (int j = 0; j < J; ++j) { // every load before the first store (local_step_tile's why)
+    const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
+    const bool in_row = e < P;
+    g[j] = in_row ? r.g[e] : 0.0f;
+    x[j] = in_row ? r.x[e] : 0.0f;
+    y_old[j] = in_row && !first ? y[e] : 0.0f;
+    gp[j] = in_row && !first ? g_prev[e] : 0.0f;
+    m_old[j] = in_row && r.m ? r.m[e] : 0.0f;
+  }
+  DTSIM_UNROLL
+  for (int j = 0; j < J; ++j) {
+    const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
+    if (e >= P)
+      break;
+    const float gv = s.weight_decay > 0 ? g[j] + s.weight_decay * x[j] : g[j];
+    const float yv = first ? gv : y_old[j] + (gv - gp[j]);
+    float u = yv;
+    if (r.m) {
+      const float m_new = s.momentum * m_old[j] + u;
+      r.m[e] = m_new;
+      u = s.nesterov ? u + s.momentum * m_new : m_new;
+    }
+    y[e] = yv;
+    g_prev[e] = gv;
+    r.g[e] = u;
+    r.out[e] = x[j];
+    r.out[P + e] = yv;
+  }
+}
+
 // A tile of ResidentVectors::apply's step dst = op(a, b, s, t, u) (vector_ops.hpp's
 // apply_vector_op per element, server_step.hpp's server_step for a server step, which also
 // writes b; dst may be a).
@@ -244,6 +298,15 @@ DTSIM_HD inline void vector_op_tile(ResidentVectors::VectorOp op, float* dst, co
       break;
     case Op::subtract_scaled:
       dst[e] = dst[e] - s * a[e];
+      break;
+    case Op::add:
+      dst[e] = dst[e] + a[e];
+      break;
+    case Op::divide:
+      dst[e] = dst[e] / s;
+      break;
+    case Op::zero:
+      dst[e] = 0.0f;
       break;
     case Op::server_step: // w = dst, M = b; rate s, momentum t, weight decay u
       if (t > 0) {

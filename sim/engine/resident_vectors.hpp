@@ -5,6 +5,7 @@
 // instead of doing it on host spans, and the engine's message pool holds only ids.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -42,6 +43,9 @@ enum class VectorOp : std::uint8_t {
   average,             // dst = (a + b) * 0.5 (dst may be a)
   add_half_difference, // dst += (a - b) * 0.5
   subtract_scaled,     // dst -= s * a
+  add,                 // dst += a
+  divide,              // dst /= s
+  zero,                // dst = 0
   // A parameter server's step (server_step.hpp) with gradient a: dst the server model w, b
   // its momentum M (written too), s the rate, t the momentum, u the weight decay.
   server_step,
@@ -67,6 +71,11 @@ public:
   // combine_then_adapt (D-PSGD's other order): the local step keeps u (computed with the
   // momentum as above) and sends the model itself; the mixing then takes the node's own
   // model as self (self_id kOwnModel) and subtracts lr u, lr the mixing call's.
+  // gradient_tracking (with combine_then_adapt): the local step first tracks, g += wd x,
+  // y = g at the node's first step, else y += g - g_prev, then g_prev = g, and computes u
+  // from y with the momentum as above but no weight decay; a message holds two vectors,
+  // (x, y), and each mixing also mixes the node's tracker y (its own as self, the messages'
+  // second vectors, the same weights).
   struct LocalUpdateRule {
     float momentum = 0;
     float weight_decay = 0;
@@ -74,6 +83,9 @@ public:
     bool quasi_global = false;
     float mu = 0;
     bool combine_then_adapt = false;
+    bool gradient_tracking = false;
+    // The vectors of P floats in a message: two with gradient tracking, else one.
+    std::size_t message_vectors() const { return gradient_tracking ? 2 : 1; }
   };
   // mix_into_model's self_id for "the node's own model" (combine-then-adapt).
   static constexpr std::uint32_t kOwnModel = 0xFFFFFFFFu;
@@ -103,9 +115,9 @@ public:
   virtual void pull_models(std::span<float> models) = 0;
 
   // --- Element-wise steps on named vectors, for the methods whose math runs on the engine
-  // thread (AD-PSGD's averagings, ASGD's server): called there, they take effect in call
-  // order, after the local steps of the batches before and before the gradients of the
-  // batches after. ---
+  // thread (AD-PSGD's averagings, a parameter server's steps): called there, they take effect in
+  // call order, after the local steps of the batches before and before the gradients of the batches
+  // after. ---
   using VectorRef = dtsim::VectorRef;
   using VectorOp = dtsim::VectorOp;
   // One step (on the host: vector_ops.hpp's apply_vector_op, or server_step.hpp's

@@ -5,6 +5,7 @@
 #include "sim/core/errors.hpp"
 #include "sim/engine/consensus_distance.hpp"
 #include "sim/optimizers/gossip_protocol.hpp"
+#include "sim/optimizers/gradient_tracking.hpp"
 #include "sim/optimizers/local_update.hpp"
 #include "sim/optimizers/quasi_global.hpp"
 #include "sim/optimizers/server_step.hpp"
@@ -34,9 +35,26 @@ std::span<float> CpuResidentGradients::model(int node) {
   return {models_.col(node).data(), dim_};
 }
 
+std::span<float> CpuResidentGradients::tracker(int node) {
+  return {live_.col(node).data(), dim_};
+}
+
+std::span<float> CpuResidentGradients::previous(int node) {
+  return {previous_.col(node).data(), dim_};
+}
+
+void CpuResidentGradients::set_local_update(const LocalUpdateRule& rule) {
+  rule_ = rule;
+  if (rule.gradient_tracking) { // the tracker in the live rows, and g_prev
+    live_ = Eigen::MatrixXf::Zero(static_cast<Eigen::Index>(dim_), models_.cols());
+    previous_ = Eigen::MatrixXf::Zero(static_cast<Eigen::Index>(dim_), models_.cols());
+    tracked_.assign(static_cast<std::size_t>(models_.cols()), 0);
+  }
+}
+
 Vec& CpuResidentGradients::message(std::uint32_t id) {
   while (messages_.size() <= id)
-    messages_.emplace_back(static_cast<Eigen::Index>(dim_));
+    messages_.emplace_back(static_cast<Eigen::Index>(dim_ * rule_.message_vectors()));
   return messages_[id];
 }
 
@@ -59,7 +77,7 @@ void CpuResidentGradients::local_step(int node, std::uint32_t out_id, float lr) 
 }
 
 void CpuResidentGradients::copy_model_to_message(int node, std::uint32_t id) {
-  message(id) = models_.col(node);
+  message(id).head(static_cast<Eigen::Index>(dim_)) = models_.col(node);
 }
 
 std::span<float> CpuResidentGradients::address(VectorRef ref) {
@@ -73,7 +91,7 @@ std::span<float> CpuResidentGradients::address(VectorRef ref) {
     if (live_.size() == 0)
       live_.resize(static_cast<Eigen::Index>(dim_), models_.cols());
     return {live_.col(i).data(), dim_};
-  case VectorRef::Kind::message:
+  case VectorRef::Kind::message: // its first vector
     return {message(ref.index).data(), dim_};
   case VectorRef::Kind::server:
     return {server(ref.index).data(), dim_};
@@ -160,6 +178,12 @@ void CpuResidentGradients::run_mix(int node) {
     float* x = model(node).data();
     weighted_sum_blocked(m.self_w, x, m.w, input, dim_, x, GossipProtocol::kBlock);
     as_vec(model(node)) -= m.lr * grads_[static_cast<std::size_t>(node)];
+    if (rule_.gradient_tracking) { // GradientTracking::combine's mix(node, 1, y, y)
+      float* y = tracker(node).data();
+      weighted_sum_blocked(
+          m.self_w, y, m.w, [&](std::size_t c) { return input(c) + dim_; }, dim_, y,
+          GossipProtocol::kBlock);
+    }
     return;
   }
   if (!rule_.quasi_global) {
@@ -224,6 +248,16 @@ void CpuResidentGradients::finish(std::span<GradientJob> jobs) {
               momenta_.empty()
                   ? std::span<float>()
                   : std::span<float>(momenta_[static_cast<std::size_t>(node)].data(), dim_);
+          if (rule_.gradient_tracking) { // GradientTracking::local_step's: u kept, (x, y) sent
+            char& tracked = tracked_[static_cast<std::size_t>(node)];
+            GradientTracking::track(rule_, tracked == 0, {g.data(), dim_}, model(node),
+                                    tracker(node), previous(node), m, {g.data(), dim_});
+            tracked = 1;
+            Vec& out = messages_[s.out];
+            out.head(static_cast<Eigen::Index>(dim_)) = as_vec(model(node));
+            out.tail(static_cast<Eigen::Index>(dim_)) = as_vec(tracker(node));
+            continue;
+          }
           if (rule_.combine_then_adapt) { // u kept in the gradient's place for the mixing
             LocalUpdate::direction(rule_, {g.data(), dim_}, model(node), m, {g.data(), dim_});
             if (s.out != kNoMessage)

@@ -29,7 +29,7 @@ public:
   void finish(std::span<GradientJob> jobs) override;
   ResidentVectors* resident() override { return this; }
 
-  void set_local_update(const LocalUpdateRule& rule) override { rule_ = rule; }
+  void set_local_update(const LocalUpdateRule& rule) override;
   void mix_into_model(int node, std::uint32_t self_id, float self_w,
                       std::span<const std::uint32_t> in_ids, std::span<const float> in_w,
                       float lr) override;
@@ -57,6 +57,8 @@ private:
   };
   void run_op(VectorOp op, VectorRef dst, VectorRef a, VectorRef b, Scalars k) override;
   std::span<float> model(int node);
+  std::span<float> tracker(int node);      // gradient tracking's y: the live row
+  std::span<float> previous(int node);     // and its g_prev
   Vec& message(std::uint32_t id);          // grows the store: engine thread only
   Vec& server(std::uint32_t index);        // made (zero) on first use: engine thread only
   Eigen::VectorXd& sum();                  // the same
@@ -67,7 +69,9 @@ private:
   std::size_t dim_;
   CpuBatchedGradients gradients_;
   Eigen::MatrixXf models_;    // dim x nodes, laid out as the engine's own
-  Eigen::MatrixXf live_;      // dim x nodes once a method names a live model (apply)
+  Eigen::MatrixXf live_;      // dim x nodes once a method names a live model (apply), or y
+  Eigen::MatrixXf previous_;  // dim x nodes: gradient tracking's g_prev
+  std::vector<char> tracked_; // gradient tracking: the node has made its first step
   std::array<Vec, 3> server_; // a parameter server's model, momentum, scratch, each once named
   Eigen::VectorXd sum_;       // a parameter server's double sum, once named
   std::vector<Vec> momenta_, grads_, messages_;

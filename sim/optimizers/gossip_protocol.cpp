@@ -79,7 +79,9 @@ void GossipProtocol::add_metrics(std::vector<std::pair<std::string, double>>& co
 }
 
 SharedBuffer GossipProtocol::new_message(Context& ctx) {
-  return pool_ ? pool_->acquire() : ctx.new_buffer();
+  // On a resident backend a message is an id of the engine's pool, whatever its vectors
+  // (the backend's buffer for it holds them all); ids of two pools would collide.
+  return pool_ && !resident_ ? pool_->acquire() : ctx.new_buffer();
 }
 
 std::span<float> GossipProtocol::outgoing(int node, int k) {
@@ -148,8 +150,6 @@ void GossipProtocol::queue_mix(int node, bool self_is_model) {
   Node& s = nodes_[index(node)];
   DTSIM_ASSERT(resident_ && (self_is_model || s.mix.self),
                "queue_mix() needs a resident backend and keep_sent");
-  // Ids are unique within one pool: messages of several vectors (pool_) would collide.
-  DTSIM_ASSERT(!pool_, "resident mixing of multi-vector messages");
   const auto count = static_cast<std::size_t>(s.mix.count);
   for (std::size_t c = 0; c < count; ++c)
     s.mix_ids[c] = s.mix.in[c].id();

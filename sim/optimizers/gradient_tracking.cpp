@@ -48,22 +48,55 @@ std::size_t GradientTracking::state_bytes() const {
   return GossipProtocol::state_bytes() + update_.state_bytes() + floats * sizeof(float);
 }
 
-void GradientTracking::local_step(int node, std::span<const float> x, std::span<float> grad) {
-  const auto i = static_cast<std::size_t>(node);
+bool GradientTracking::attach_resident(ResidentVectors& vectors) {
+  ResidentVectors::LocalUpdateRule rule = update_.rule();
+  rule.weight_decay = weight_decay_;
+  rule.combine_then_adapt = true;
+  rule.gradient_tracking = true;
+  vectors.set_local_update(rule);
+  set_resident(vectors);
+  update_.release_state();
+  std::vector<Vec>().swap(y_);
+  std::vector<Vec>().swap(g_prev_);
+  std::vector<Vec>().swap(u_);
+  return true;
+}
+
+void GradientTracking::track(const ResidentVectors::LocalUpdateRule& rule, bool first,
+                             std::span<float> grad, std::span<const float> x, std::span<float> y,
+                             std::span<float> g_prev, std::span<float> m, std::span<float> u) {
   auto g = as_vec(grad);
-  if (weight_decay_ > 0)
-    g += weight_decay_ * as_vec(x);
-  if (task_step(node) == 0)
-    y_[i] = g;
+  if (rule.weight_decay > 0)
+    g += rule.weight_decay * as_vec(x);
+  if (first)
+    as_vec(y) = g;
   else
-    y_[i] += g - g_prev_[i];
-  g_prev_[i] = g;
+    as_vec(y) += g - as_vec(std::span<const float>(g_prev));
+  as_vec(g_prev) = g;
+  ResidentVectors::LocalUpdateRule direction_rule = rule;
+  direction_rule.weight_decay = 0;
+  LocalUpdate::direction(direction_rule, y, x, m, u);
+}
+
+void GradientTracking::local_step(int node, std::span<const float> x, std::span<float> grad) {
+  if (resident()) { // the backend tracks, keeps u and sends (x, y)
+    resident()->local_step(node, outgoing_id(node), 0.0f);
+    return;
+  }
+  const auto i = static_cast<std::size_t>(node);
+  ResidentVectors::LocalUpdateRule rule = update_.rule();
+  rule.weight_decay = weight_decay_;
+  track(rule, task_step(node) == 0, grad, x, {y_[i].data(), dim()}, {g_prev_[i].data(), dim()},
+        update_.momentum_of(node), {u_[i].data(), dim()});
   as_vec(outgoing(node, 0)) = as_vec(x);
   as_vec(outgoing(node, 1)) = y_[i];
-  update_.direction(node, {y_[i].data(), dim()}, x, {u_[i].data(), dim()});
 }
 
 void GradientTracking::combine(int node, std::span<float> x) {
+  if (resident()) { // x = mix(x) - lr u and y = mix(y), in the backend
+    queue_mix(node, true);
+    return;
+  }
   const auto i = static_cast<std::size_t>(node);
   mix(node, 0, x, x);
   as_vec(x) -= mixed_lr(node) * u_[i];

@@ -26,12 +26,25 @@ public:
   std::string describe() const override;
   std::size_t state_bytes() const override;
 
+  // On a resident backend (sync rounds, as always): x, y, g_prev, u and the momenta stay
+  // there, the messages (x, y) too (ResidentVectors' gradient_tracking rule).
+  bool attach_resident(ResidentVectors& vectors) override;
+  bool can_attach_resident() const override { return true; }
+
+  // The local step's math on caller-owned vectors (m empty without momentum): g += wd x,
+  // y = g (first step) or y += g - g_prev, g_prev = g, u = direction(y) with the momentum
+  // and no weight decay. The one definition that a resident backend on the host runs too,
+  // so that its results are the same bits.
+  static void track(const ResidentVectors::LocalUpdateRule& rule, bool first, std::span<float> g,
+                    std::span<const float> x, std::span<float> y, std::span<float> g_prev,
+                    std::span<float> m, std::span<float> u);
+
 private:
   void local_step(int node, std::span<const float> x, std::span<float> grad) override;
   void combine(int node, std::span<float> x) override;
 
   float weight_decay_;
-  LocalUpdate update_;
+  LocalUpdate update_; // without weight decay: it enters g before the tracking
   std::vector<Vec> y_;
   std::vector<Vec> g_prev_;
   std::vector<Vec> u_;

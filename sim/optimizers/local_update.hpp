@@ -40,6 +40,13 @@ public:
   // local step of adapt-then-combine methods.
   void step(int node, std::span<const float> grad, std::span<const float> x, float lr,
             std::span<float> out);
+  // Node i's momentum buffer (empty without momentum), for a method that runs direction()'s
+  // static form with its own steps around it.
+  std::span<float> momentum_of(int node) {
+    return beta_ > 0 ? std::span<float>(m_[static_cast<std::size_t>(node)].data(),
+                                        static_cast<std::size_t>(m_[0].size()))
+                     : std::span<float>();
+  }
   // Frees the momentum buffers, for a method whose resident backend holds the momenta
   // (attach_resident): the node-indexed direction() and step() may not be called after it.
   void release_state() { std::vector<Vec>().swap(m_); }

@@ -3,7 +3,9 @@
 #include "sim/optimizers/ssgd.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/engine/resident_vectors.hpp"
 #include "sim/optimizers/server_step.hpp"
+#include "sim/optimizers/vector_ops.hpp"
 
 namespace dtsim {
 
@@ -29,13 +31,28 @@ std::size_t Ssgd::state_bytes() const {
 
 void Ssgd::apply(Context& ctx, int worker, std::span<const float> g, std::int64_t tau) {
   DTSIM_ASSERT(tau == version_, "SSGD received a gradient from another round");
-  sum_ += as_vec(g);
+  // The steps of vector_ops.hpp on the host, or queued on the resident backend (the sum in
+  // the server's scratch vector, each gradient served from its worker's row): the same bits.
+  ResidentVectors* r = resident();
+  const std::span<float> sum{sum_.data(), static_cast<std::size_t>(sum_.size())};
+  if (r)
+    r->apply(VectorOp::add, VectorRef::server_scratch(), VectorRef::gradient(worker));
+  else
+    apply_vector_op(VectorOp::add, sum, g, {}, 0.0f);
   waiting_.push_back(worker);
   if (static_cast<int>(waiting_.size()) < nodes_)
     return;
-  sum_ /= static_cast<float>(nodes_);
-  server_step(w_, m_, sum_, lr_, momentum_, weight_decay_);
-  sum_.setZero();
+  const auto n = static_cast<float>(nodes_);
+  if (r) {
+    r->apply(VectorOp::divide, VectorRef::server_scratch(), {}, {}, n);
+    r->apply(VectorOp::server_step, VectorRef::server_model(), VectorRef::server_scratch(),
+             VectorRef::server_momentum(), lr_, momentum_, weight_decay_);
+    r->apply(VectorOp::zero, VectorRef::server_scratch(), {});
+  } else {
+    apply_vector_op(VectorOp::divide, sum, {}, {}, n);
+    server_step(w_, m_, sum_, lr_, momentum_, weight_decay_);
+    apply_vector_op(VectorOp::zero, sum, {}, {}, 0.0f);
+  }
   ++version_;
   for (int k : waiting_) {
     record_update(ctx, k, 0);

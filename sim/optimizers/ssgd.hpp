@@ -10,8 +10,9 @@ namespace dtsim {
 
 // The server collects one gradient from every worker (summed in arrival order), steps once
 // on their average (optional server momentum, weight decay) and replies to all workers; the
-// slowest worker sets the pace. Staleness is 0 by construction. Keys: ParameterServer's,
-// plus momentum ([0,1), default 0).
+// slowest worker sets the pace. Staleness is 0 by construction. Resident (ResidentVectors):
+// the sum is the server's scratch vector there. Keys: ParameterServer's, plus momentum
+// ([0,1), default 0).
 class Ssgd final : public ParameterServer {
 public:
   Ssgd(const Params& p, const AlgorithmSetup& setup);
@@ -20,6 +21,11 @@ public:
 
 private:
   void apply(Context& ctx, int worker, std::span<const float> g, std::int64_t tau) override;
+  bool has_resident_step() const override { return true; }
+  void release_host_state() override {
+    m_ = Vec();
+    sum_ = Vec();
+  }
   double momentum_text_;
   float momentum_;
   Vec m_;

@@ -32,6 +32,15 @@ inline void apply_vector_op(ResidentVectors::VectorOp op, std::span<float> dst,
   case Op::subtract_scaled:
     d -= s * as_vec(a);
     return;
+  case Op::add:
+    d += as_vec(a);
+    return;
+  case Op::divide:
+    d /= s;
+    return;
+  case Op::zero:
+    d.setZero();
+    return;
   case Op::delay_compensate: // g += lambda g.*g.*(w - bak), DelayCompensation's constant form
     d.array() += s * d.array().square() * (as_vec(a) - as_vec(b)).array();
     return;

@@ -144,8 +144,10 @@ TEST_SUITE("cuda") {
     // model itself mixed) and AD-PSGD with momentum, every node active (live models on the
     // device, each averaging a queued vector step, deadlocks broken in the increment form)
     // and ASGD with server momentum (the server's vectors on the device), DC-ASGD (the
-    // compensation against the worker's model row) and GSGM as the stability protocol runs
-    // it (its table in the live rows, the double sum on the device): half an epoch each.
+    // compensation against the worker's model row), GSGM as the stability protocol runs it
+    // (its table in the live rows, the double sum on the device), SSGD with momentum and
+    // gradient tracking with momentum (trackers, g_prev and two-vector messages on the
+    // device): half an epoch each.
     for (const char* algorithm :
          {"--set 'algorithm={name: dsgdm, lr: 0.05, momentum: 0.9, mode: async}'",
           "--set 'algorithm={name: dsgd, lr: 0.05, mode: async}' "
@@ -155,7 +157,9 @@ TEST_SUITE("cuda") {
           "--set 'algorithm={name: ad-psgd, lr: 0.05, momentum: 0.9, split: none}'",
           "--set 'algorithm={name: asgd, lr: 0.01, momentum: 0.5}'",
           "--set 'algorithm={name: dc-asgd, lr: 0.01, momentum: 0.5}'",
-          "--set 'algorithm={name: gsgm, lr: 0.001, momentum: 0.9}'"}) {
+          "--set 'algorithm={name: gsgm, lr: 0.001, momentum: 0.9}'",
+          "--set 'algorithm={name: ssgd, lr: 0.05, momentum: 0.9}'",
+          "--set 'algorithm={name: gradient-tracking, lr: 0.02, momentum: 0.9}'"}) {
       CAPTURE(algorithm);
       const std::string extra = std::string("--set stop.epochs=0.5 ") + algorithm;
       const TraceContents cpu =

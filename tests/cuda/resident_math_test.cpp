@@ -5,6 +5,7 @@
 #include "sim/core/rng.hpp"
 #include "sim/engine/consensus_distance.hpp"
 #include "sim/optimizers/gossip_protocol.hpp"
+#include "sim/optimizers/gradient_tracking.hpp"
 #include "sim/optimizers/local_update.hpp"
 #include "sim/optimizers/quasi_global.hpp"
 #include "sim/optimizers/server_step.hpp"
@@ -131,6 +132,76 @@ TEST_SUITE("cuda") {
     CHECK(std::all_of(mhat.begin(), mhat.begin() + kP, [](float v) { return v == -9.0f; }));
   }
 
+  TEST_CASE("Resident math: gradient tracking's step and tracker mixing equal the method's") {
+    // GradientTracking::track against tracking_step_tile, a first step and a later one,
+    // without momentum, with heavy ball and weight decay, with Nesterov; then the tracker's
+    // mixing (self the destination row, inputs at the messages' second vector) against the
+    // gossip mixing.
+    for (const ResidentVectors::LocalUpdateRule rule :
+         {ResidentVectors::LocalUpdateRule{0.0f, 0.0f, false, false, 0.0f, true, true},
+          ResidentVectors::LocalUpdateRule{0.9f, 1e-3f, false, false, 0.0f, true, true},
+          ResidentVectors::LocalUpdateRule{0.9f, 0.0f, true, false, 0.0f, true, true}}) {
+      for (const int first : {1, 0}) {
+        CAPTURE(rule.momentum);
+        CAPTURE(first);
+        Rng rng = Rng::stream(12, "test", Rng::kNoNode);
+        // Node 1's rows of two; node 0's poisoned.
+        std::vector<float> grads = random_vector(rng, 2 * kP), models = random_vector(rng, 2 * kP),
+                           momenta = random_vector(rng, 2 * kP), y = random_vector(rng, 2 * kP),
+                           g_prev = random_vector(rng, 2 * kP), out(2 * kP, -9.0f);
+        std::vector<float> g_cpu(grads.begin() + kP, grads.end()),
+            m_cpu(momenta.begin() + kP, momenta.end()), y_cpu(y.begin() + kP, y.end()),
+            gp_cpu(g_prev.begin() + kP, g_prev.end()), u_cpu(kP);
+        const std::vector<int> node{1}, firsts{first};
+        float* out_ptr = out.data();
+        const std::vector<float> lr{0.0f};
+        const StepBatch batch{node.data(),       &out_ptr,      lr.data(), rule.momentum,
+                              rule.weight_decay, rule.nesterov, false,     true};
+        const TrackingRows rows{y.data(), g_prev.data(), firsts.data()};
+        each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+          tracking_step_tile<4>(batch, rows, grads.data(), models.data(), momenta.data(), kP, 0, e0,
+                                stride);
+        });
+        GradientTracking::track(
+            rule, first == 1, g_cpu, std::span<const float>(models).subspan(kP), y_cpu, gp_cpu,
+            rule.momentum > 0 ? std::span<float>(m_cpu) : std::span<float>(), u_cpu);
+        const auto second = [](const std::vector<float>& v) {
+          return std::vector<float>(v.begin() + kP, v.end());
+        };
+        CHECK(relative_error(second(grads), u_cpu) < 1e-6); // u in the gradient's row
+        CHECK(relative_error(second(y), y_cpu) < 1e-6);
+        CHECK(relative_error(second(g_prev), gp_cpu) < 1e-6);
+        if (rule.momentum > 0)
+          CHECK(relative_error(second(momenta), m_cpu) < 1e-6);
+        // The message: (x, y).
+        CHECK(std::vector<float>(out.begin(), out.begin() + kP) ==
+              std::vector<float>(models.begin() + kP, models.end()));
+        CHECK(relative_error(second(out), y_cpu) < 1e-6);
+      }
+    }
+    // The tracker's mixing: y = 0.5 y + 0.25 m1[y] + 0.25 m2[y], the messages' second halves.
+    Rng rng = Rng::stream(13, "test", Rng::kNoNode);
+    const std::vector<float> m1 = random_vector(rng, 2 * kP), m2 = random_vector(rng, 2 * kP);
+    std::vector<float> y = random_vector(rng, 2 * kP);
+    const std::vector<float> y_before(y.begin() + kP, y.end());
+    const std::vector<int> node{1}, first{0, 2};
+    const float* poison = nullptr; // self comes from the destination row
+    const std::vector<const float*> self{poison}, in{m1.data(), m2.data()};
+    const std::vector<float> self_w{0.5f}, in_w{0.25f, 0.25f};
+    MixBatch batch{node.data(), self.data(), self_w.data(), first.data(), in.data(), in_w.data()};
+    batch.self_is_destination = true;
+    batch.input_offset = kP;
+    each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+      mix_tile<4>(batch, y.data(), nullptr, kP, 0, e0, stride);
+    });
+    std::vector<float> y_cpu = y_before;
+    weighted_sum_blocked(
+        0.5f, y_cpu.data(), in_w,
+        [&](std::size_t c) { return (c == 0 ? m1.data() : m2.data()) + kP; }, kP, y_cpu.data(),
+        GossipProtocol::kBlock);
+    CHECK(relative_error({y.begin() + kP, y.end()}, y_cpu) < 1e-6);
+  }
+
   TEST_CASE("Resident math: combine-then-adapt keeps u and mixes the model itself") {
     for (const ResidentVectors::LocalUpdateRule rule :
          {ResidentVectors::LocalUpdateRule{0.0f, 0.0f, false, false, 0.0f, true},
@@ -220,19 +291,23 @@ TEST_SUITE("cuda") {
     }
   }
 
-  TEST_CASE("Resident math: the pairwise steps' elements equal apply_vector_op") {
+  TEST_CASE("Resident math: the pairwise and server steps' elements equal apply_vector_op") {
     Rng rng = Rng::stream(7, "test", Rng::kNoNode);
     const std::vector<float> a = random_vector(rng, kP), d0 = random_vector(rng, kP);
     std::vector<float> b = random_vector(rng, kP);
-    for (const VectorOp op : {VectorOp::copy, VectorOp::average, VectorOp::add_half_difference,
-                              VectorOp::subtract_scaled}) {
+    for (const VectorOp op :
+         {VectorOp::copy, VectorOp::average, VectorOp::add_half_difference,
+          VectorOp::subtract_scaled, VectorOp::add, VectorOp::divide, VectorOp::zero}) {
       CAPTURE(static_cast<int>(op));
       std::vector<float> kernel = d0, host = d0;
       each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
         vector_op_tile<4>(op, kernel.data(), a.data(), b.data(), 0.05f, 0.0f, 0.0f, kP, e0, stride);
       });
       apply_vector_op(op, host, a, b, 0.05f);
-      CHECK(relative_error(kernel, host) < 1e-6);
+      if (op == VectorOp::zero)
+        CHECK((kernel == host && host == std::vector<float>(kP, 0.0f)));
+      else
+        CHECK(relative_error(kernel, host) < 1e-6);
     }
     // In place (dst = a), as AD-PSGD averages its live model.
     std::vector<float> kernel = d0, host = d0;

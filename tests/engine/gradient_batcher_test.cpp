@@ -93,13 +93,13 @@ TEST_SUITE("engine") {
   }
 
   TEST_CASE("Resident vectors: cpu-resident runs write cpu-batched's traces") {
-    // D-PSGD in either order, QG-DSGDm, AD-PSGD, ASGD, DC-ASGD and GSGM keep their models,
-    // momenta, messages and server vectors in the backend (synchronous with and without
-    // momentum, Nesterov, weight decay, a time-varying schedule; asynchronous, also with
+    // D-PSGD in either order, QG-DSGDm, gradient tracking, AD-PSGD, ASGD, DC-ASGD, GSGM and SSGD
+    // keep their models, momenta, messages and server vectors in the backend (synchronous with and
+    // without momentum, Nesterov, weight decay, a time-varying schedule; asynchronous, also with
     // reordering jitter); the others (and QG-DSGDm with a refresh period, the adaptive delay
     // compensation) cannot and run as cpu-batched. 1 and 2 threads. An attached method frees
-    // its host copies of what the backend holds (momenta, QG's buffer, u, DC's backups,
-    // GSGM's table).
+    // its host copies of what the backend holds (momenta, QG's buffer, u, the trackers, DC's
+    // backups, GSGM's table).
     struct Case {
       const char* algorithm;
       std::vector<std::string> sets;
@@ -150,6 +150,18 @@ TEST_SUITE("engine") {
         {"{name: gsgm, lr: 0.05, average: false, global_momentum: false, base: dc-asgd}", {}, true},
         {"{name: gsgm, lr: 0.01, window: 2, base: dc-asgd, dc: {lambda: 0.5}}", {}, true},
         {"{name: gsgm, lr: 0.01, base: dc-asgd, dc: {variant: adaptive}}", {}, false},
+        // Gradient tracking: the tracker, g_prev and u in the backend, two-vector messages;
+        // with Nesterov momentum and weight decay, and on a one-peer exponential schedule.
+        {"{name: gradient-tracking, lr: 0.05}", {}, true},
+        {"{name: gradient-tracking, lr: 0.05, momentum: 0.9, nesterov: true, weight_decay: 0.001}",
+         {},
+         true},
+        {"{name: gradient-tracking, lr: 0.05, momentum: 0.5}",
+         {"topology.kind=one_peer_exponential"},
+         true},
+        // SSGD: the round's sum in the server's scratch vector; with momentum and weight decay.
+        {"{name: ssgd, lr: 0.1}", {}, true},
+        {"{name: ssgd, lr: 0.1, momentum: 0.9, weight_decay: 0.001}", {}, true},
         {"{name: choco-sgd, lr: 0.1, compressor: {kind: topk, ratio: 0.25}}", {}, false}};
     for (const Case& c : cases) {
       CAPTURE(c.algorithm);
