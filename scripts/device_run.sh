@@ -15,7 +15,8 @@
 # 'ab' runs the goal row (the 1,024-node MLP on cuda-resident) with the bundle's
 # dtsim-baseline and with dtsim in turn, three times (device_bundle.sh's BASELINE);
 # 'goal' the goal row at 1.6 M steps three times (its steady state, with 'ab''s runs);
-# 'methods' the 1,024-node MLP with AD-PSGD and with ASGD on cuda and on cuda-resident;
+# 'methods' the 1,024-node MLP with AD-PSGD, ASGD, GSGM and gradient tracking on cuda and on
+# cuda-resident;
 # 'eval' per-node evaluations (LeNet at 256 nodes, ResNet-20 at 32) with both binaries in turn.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -142,10 +143,11 @@ fi
 want goal && step 120 "goal row, 1.6 M steps, 3 runs" env BACKENDS="cuda-resident" \
   CUDA_NODE_STEPS=1600000 REPEATS=3 bench/backend_bench.sh "$build" 1024
 # The methods whose steps run on the engine thread, with and without resident vectors
-# (ASGD's rate small enough that 1,024 workers' stale gradients do not diverge in 100
-# steps: checked on the CPU).
+# (the rates small enough that 1,024 workers do not diverge in 100 steps: checked on the CPU;
+# GSGM diverges there at lr 0.0001 after 7,160 gradient steps, on every backend alike).
 if want methods; then
-  for algorithm in '{name: ad-psgd, lr: 0.05, momentum: 0.9}' '{name: asgd, lr: 0.0001}'; do
+  for algorithm in '{name: ad-psgd, lr: 0.05, momentum: 0.9}' '{name: asgd, lr: 0.0001}' \
+    '{name: gsgm, lr: 0.00001, momentum: 0.9}' '{name: gradient-tracking, lr: 0.01}'; do
     step 120 "MLP, $algorithm, 1024 nodes" env BACKENDS="cuda cuda-resident" \
       CUDA_NODE_STEPS=100000 ALGORITHM="$algorithm" bench/backend_bench.sh "$build" 1024
   done
