@@ -114,18 +114,18 @@ public:
   // --- ResidentVectors: plans queued by the hooks (each node's own entry: no race) ---
   void set_local_update(const LocalUpdateRule& rule) override {
     rule_ = rule;
-    if (rule.gradient_tracking) { // the trackers and g_prev, zero (before the first message)
-      for (DeviceArray<float>* rows : {&trackers_, &previous_}) {
-        rows->resize(nodes_ * P_, "cudaMalloc (resident trackers)");
-        check(cudaMemsetAsync(rows->data, 0, nodes_ * P_ * sizeof(float), stream_),
-              "cudaMemsetAsync (resident trackers)");
+    if (rule.keeps_rule_rows()) { // zero, before the first message
+      for (DeviceArray<float>& rows : rule_rows_) {
+        rows.resize(nodes_ * P_, "cudaMalloc (resident rule rows)");
+        check(cudaMemsetAsync(rows.data, 0, nodes_ * P_ * sizeof(float), stream_),
+              "cudaMemsetAsync (resident rule rows)");
       }
-      tracked_.assign(nodes_, 0);
+      stepped_.assign(nodes_, 0);
     }
   }
   // Whether the batch runner may fuse a first layer's gradient into the local steps: not
-  // with gradient tracking, whose step reads the whole gradient.
-  bool can_fuse() const { return !rule_.gradient_tracking; }
+  // with a rule of its own rows (gradient tracking, D²), whose step reads the whole gradient.
+  bool can_fuse() const { return !rule_.keeps_rule_rows(); }
   void mix_into_model(int node, std::uint32_t self_id, float self_w,
                       std::span<const std::uint32_t> in_ids, std::span<const float> in_w,
                       float lr) override {
@@ -302,7 +302,7 @@ public:
       trackers.u_rows = nullptr;
       trackers.self_is_destination = true;
       trackers.input_offset = P;
-      float* y = trackers_.data;
+      float* y = rule_rows_[0].data;
       each_tile<kTile>(stream_, static_cast<int>(count), P,
                        [=] __device__(int b, std::size_t e0, std::size_t stride) {
                          mix_tile<kTile>(trackers, y, nullptr, P, b, e0, stride);
@@ -399,14 +399,14 @@ public:
       step_lr_.host.data[b] = s.lr;
       ++b;
     }
-    if (rule_.gradient_tracking) { // each entry's first-step flag, then its node is tracked
+    if (rule_.keeps_rule_rows()) { // each entry's first-step flag, then its node has stepped
       if (fused)
-        throw std::logic_error("resident local steps: gradient tracking is never fused");
+        throw std::logic_error("resident local steps: a rule with rows of its own is never fused");
       step_first_.reserve(count);
       for (std::size_t k = 0; k < count; ++k) {
-        char& tracked = tracked_[static_cast<std::size_t>(step_node_.host.data[k])];
-        step_first_.host.data[k] = tracked == 0 ? 1 : 0;
-        tracked = 1;
+        char& stepped = stepped_[static_cast<std::size_t>(step_node_.host.data[k])];
+        step_first_.host.data[k] = stepped == 0 ? 1 : 0;
+        stepped = 1;
       }
       step_first_.upload(stream_, count, bus_);
     }
@@ -421,14 +421,20 @@ public:
     const float* models = models_.data;
     float* momenta = momenta_.data; // null without momentum: never read then
     const std::size_t P = P_;
-    if (rule_.gradient_tracking) {
-      const TrackingRows rows{trackers_.data, previous_.data, step_first_.device.data};
-      each_tile<kTile>(stream_, static_cast<int>(count), P,
-                       [=] __device__(int b, std::size_t e0, std::size_t stride) {
-                         tracking_step_tile<kTile>(batch, rows, grads, models, momenta, P, b, e0,
-                                                   stride);
-                       });
-      check(cudaGetLastError(), "kernel launch (resident tracking steps)");
+    if (rule_.keeps_rule_rows()) {
+      const RuleRows rows{rule_rows_[0].data, rule_rows_[1].data, step_first_.device.data};
+      if (rule_.d2)
+        each_tile<kTile>(stream_, static_cast<int>(count), P,
+                         [=] __device__(int b, std::size_t e0, std::size_t stride) {
+                           d2_step_tile<kTile>(batch, rows, grads, models, P, b, e0, stride);
+                         });
+      else
+        each_tile<kTile>(stream_, static_cast<int>(count), P,
+                         [=] __device__(int b, std::size_t e0, std::size_t stride) {
+                           tracking_step_tile<kTile>(batch, rows, grads, models, momenta, P, b, e0,
+                                                     stride);
+                         });
+      check(cudaGetLastError(), "kernel launch (resident rule steps)");
       return;
     }
     std::size_t first = 0; // the elements the tiles below step: [first, P)
@@ -571,10 +577,10 @@ private:
   StagedPlan<const float*> mix_self_, mix_in_;
   StagedPlan<float> mix_self_w_, mix_in_w_, mix_lr_, step_lr_;
   StagedPlan<float*> step_out_;
-  StagedPlan<int> step_first_;             // gradient tracking: the entries' first-step flags
-  DeviceArray<float> trackers_, previous_; // gradient tracking's y and g_prev rows
-  std::vector<char> tracked_;              // gradient tracking: the node has made its first step
-  CudaEvent steps_planned_;                // after the last steps' plans were copied up
+  StagedPlan<int> step_first_;      // gradient tracking: the entries' first-step flags
+  DeviceArray<float> rule_rows_[2]; // a rule's own rows (RuleRows: GT's y, g_prev; D²'s)
+  std::vector<char> stepped_;       // with rule rows: the node has made its first step
+  CudaEvent steps_planned_;         // after the last steps' plans were copied up
 };
 
 } // namespace

@@ -227,19 +227,21 @@ DTSIM_HD inline void local_step_tile(const StepBatch& s, float* grads, const flo
 // GradientTracking::track): per element g += wd x, y = g (the node's first step) or
 // y += g - g_prev, g_prev = g, u = y with the momentum (no weight decay) into the gradient's
 // row, and the message out[b] = (x, y), its two vectors of P floats.
-struct TrackingRows {
-  float* y = nullptr;         // nodes x P: the trackers
-  float* g_prev = nullptr;    // nodes x P
-  const int* first = nullptr; // per step entry: 1 at the node's first step
+// A rule's own rows (LocalUpdateRule::keeps_rule_rows), nodes x P each: gradient tracking's
+// trackers y and g_prev, D²'s x_prev and lr g_prev; and per step entry a first-step flag.
+struct RuleRows {
+  float* a = nullptr;
+  float* b = nullptr;
+  const int* first = nullptr; // 1 at the node's first step
 };
 template <int J>
-DTSIM_HD inline void tracking_step_tile(const StepBatch& s, const TrackingRows& t, float* grads,
+DTSIM_HD inline void tracking_step_tile(const StepBatch& s, const RuleRows& t, float* grads,
                                         const float* models, float* momenta, std::size_t P, int b,
                                         std::size_t e0, std::size_t stride) {
   const StepRows r = step_rows(s, grads, models, momenta, P, b);
   const std::size_t row = static_cast<std::size_t>(s.node[b]) * P;
-  float* y = t.y + row;
-  float* g_prev = t.g_prev + row;
+  float* y = t.a + row;
+  float* g_prev = t.b + row;
   const bool first = t.first[b] != 0;
   float g[J], x[J], y_old[J], gp[J], m_old[J];
   DTSIM_UNROLL
@@ -270,6 +272,44 @@ DTSIM_HD inline void tracking_step_tile(const StepBatch& s, const TrackingRows& 
     r.g[e] = u;
     r.out[e] = x[j];
     r.out[P + e] = yv;
+  }
+}
+
+// D²'s local step (ResidentVectors' d2 rule; D2::correct per element): g += wd x, the
+// message out[b] = x - lr g at the node's first step, else 2 x - x_prev - (lr g - lr_g_prev);
+// then x_prev = x and lr_g_prev = lr g (rows a and b).
+template <int J>
+DTSIM_HD inline void d2_step_tile(const StepBatch& s, const RuleRows& t, const float* grads,
+                                  const float* models, std::size_t P, int b, std::size_t e0,
+                                  std::size_t stride) {
+  const std::size_t row = static_cast<std::size_t>(s.node[b]) * P;
+  const float* g = grads + row;
+  const float* x = models + row;
+  float* x_prev = t.a + row;
+  float* lr_g_prev = t.b + row;
+  float* out = s.out[b];
+  const float lr = s.lr[b];
+  const bool first = t.first[b] != 0;
+  float gv[J], xv[J], xp[J], gp[J];
+  DTSIM_UNROLL
+  for (int j = 0; j < J; ++j) { // every load before the first store (local_step_tile's why)
+    const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
+    const bool in_row = e < P;
+    gv[j] = in_row ? g[e] : 0.0f;
+    xv[j] = in_row ? x[e] : 0.0f;
+    xp[j] = in_row && !first ? x_prev[e] : 0.0f;
+    gp[j] = in_row && !first ? lr_g_prev[e] : 0.0f;
+  }
+  DTSIM_UNROLL
+  for (int j = 0; j < J; ++j) {
+    const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
+    if (e >= P)
+      break;
+    const float gw = s.weight_decay > 0 ? gv[j] + s.weight_decay * xv[j] : gv[j];
+    const float lr_g = lr * gw;
+    out[e] = first ? xv[j] - lr_g : 2.0f * xv[j] - xp[j] - (lr_g - gp[j]);
+    x_prev[e] = xv[j];
+    lr_g_prev[e] = lr_g;
   }
 }
 

@@ -76,6 +76,9 @@ public:
   // from y with the momentum as above but no weight decay; a message holds two vectors,
   // (x, y), and each mixing also mixes the node's tracker y (its own as self, the messages'
   // second vectors, the same weights).
+  // d2 (D², no momentum): the local step sends x - lr g at the node's first step, then
+  // 2 x - x_prev - (lr g - lr_prev g_prev), with g = g + wd x, and keeps x_prev = x and
+  // lr g; the mixing is the plain one.
   struct LocalUpdateRule {
     float momentum = 0;
     float weight_decay = 0;
@@ -84,8 +87,12 @@ public:
     float mu = 0;
     bool combine_then_adapt = false;
     bool gradient_tracking = false;
+    bool d2 = false;
     // The vectors of P floats in a message: two with gradient tracking, else one.
     std::size_t message_vectors() const { return gradient_tracking ? 2 : 1; }
+    // Whether the rule keeps two rows of its own per node (gradient tracking's y and g_prev,
+    // D²'s x_prev and lr g_prev) and a first-step flag.
+    bool keeps_rule_rows() const { return gradient_tracking || d2; }
   };
   // mix_into_model's self_id for "the node's own model" (combine-then-adapt).
   static constexpr std::uint32_t kOwnModel = 0xFFFFFFFFu;

@@ -4,6 +4,7 @@
 
 #include "sim/core/errors.hpp"
 #include "sim/engine/consensus_distance.hpp"
+#include "sim/optimizers/d2.hpp"
 #include "sim/optimizers/gossip_protocol.hpp"
 #include "sim/optimizers/gradient_tracking.hpp"
 #include "sim/optimizers/local_update.hpp"
@@ -35,20 +36,16 @@ std::span<float> CpuResidentGradients::model(int node) {
   return {models_.col(node).data(), dim_};
 }
 
-std::span<float> CpuResidentGradients::tracker(int node) {
-  return {live_.col(node).data(), dim_};
-}
-
-std::span<float> CpuResidentGradients::previous(int node) {
-  return {previous_.col(node).data(), dim_};
+std::span<float> CpuResidentGradients::rule_row(int node, int k) {
+  return {rule_rows_[static_cast<std::size_t>(k)].col(node).data(), dim_};
 }
 
 void CpuResidentGradients::set_local_update(const LocalUpdateRule& rule) {
   rule_ = rule;
-  if (rule.gradient_tracking) { // the tracker in the live rows, and g_prev
-    live_ = Eigen::MatrixXf::Zero(static_cast<Eigen::Index>(dim_), models_.cols());
-    previous_ = Eigen::MatrixXf::Zero(static_cast<Eigen::Index>(dim_), models_.cols());
-    tracked_.assign(static_cast<std::size_t>(models_.cols()), 0);
+  if (rule.keeps_rule_rows()) {
+    for (Eigen::MatrixXf& rows : rule_rows_)
+      rows = Eigen::MatrixXf::Zero(static_cast<Eigen::Index>(dim_), models_.cols());
+    stepped_.assign(static_cast<std::size_t>(models_.cols()), 0);
   }
 }
 
@@ -179,7 +176,7 @@ void CpuResidentGradients::run_mix(int node) {
     weighted_sum_blocked(m.self_w, x, m.w, input, dim_, x, GossipProtocol::kBlock);
     as_vec(model(node)) -= m.lr * grads_[static_cast<std::size_t>(node)];
     if (rule_.gradient_tracking) { // GradientTracking::combine's mix(node, 1, y, y)
-      float* y = tracker(node).data();
+      float* y = rule_row(node, 0).data();
       weighted_sum_blocked(
           m.self_w, y, m.w, [&](std::size_t c) { return input(c) + dim_; }, dim_, y,
           GossipProtocol::kBlock);
@@ -248,14 +245,21 @@ void CpuResidentGradients::finish(std::span<GradientJob> jobs) {
               momenta_.empty()
                   ? std::span<float>()
                   : std::span<float>(momenta_[static_cast<std::size_t>(node)].data(), dim_);
-          if (rule_.gradient_tracking) { // GradientTracking::local_step's: u kept, (x, y) sent
-            char& tracked = tracked_[static_cast<std::size_t>(node)];
-            GradientTracking::track(rule_, tracked == 0, {g.data(), dim_}, model(node),
-                                    tracker(node), previous(node), m, {g.data(), dim_});
-            tracked = 1;
+          if (rule_.keeps_rule_rows()) {
+            char& stepped = stepped_[static_cast<std::size_t>(node)];
+            const bool first = stepped == 0;
+            stepped = 1;
             Vec& out = messages_[s.out];
+            if (rule_.d2) { // D2::local_step's
+              D2::correct(first, rule_.weight_decay, s.lr, {g.data(), dim_}, model(node),
+                          rule_row(node, 0), rule_row(node, 1), {out.data(), dim_});
+              continue;
+            }
+            // GradientTracking::local_step's: u kept, (x, y) sent
+            GradientTracking::track(rule_, first, {g.data(), dim_}, model(node), rule_row(node, 0),
+                                    rule_row(node, 1), m, {g.data(), dim_});
             out.head(static_cast<Eigen::Index>(dim_)) = as_vec(model(node));
-            out.tail(static_cast<Eigen::Index>(dim_)) = as_vec(tracker(node));
+            out.tail(static_cast<Eigen::Index>(dim_)) = as_vec(rule_row(node, 0));
             continue;
           }
           if (rule_.combine_then_adapt) { // u kept in the gradient's place for the mixing

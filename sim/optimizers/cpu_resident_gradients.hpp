@@ -57,21 +57,22 @@ private:
   };
   void run_op(VectorOp op, VectorRef dst, VectorRef a, VectorRef b, Scalars k) override;
   std::span<float> model(int node);
-  std::span<float> tracker(int node);      // gradient tracking's y: the live row
-  std::span<float> previous(int node);     // and its g_prev
-  Vec& message(std::uint32_t id);          // grows the store: engine thread only
-  Vec& server(std::uint32_t index);        // made (zero) on first use: engine thread only
-  Eigen::VectorXd& sum();                  // the same
-  std::span<float> address(VectorRef ref); // engine thread only
+  std::span<float> rule_row(int node, int k); // the rule's own rows (keeps_rule_rows)
+  Vec& message(std::uint32_t id);             // grows the store: engine thread only
+  Vec& server(std::uint32_t index);           // made (zero) on first use: engine thread only
+  Eigen::VectorXd& sum();                     // the same
+  std::span<float> address(VectorRef ref);    // engine thread only
   void run_mix(int node);
 
   const Model& model_;
   std::size_t dim_;
   CpuBatchedGradients gradients_;
-  Eigen::MatrixXf models_;    // dim x nodes, laid out as the engine's own
-  Eigen::MatrixXf live_;      // dim x nodes once a method names a live model (apply), or y
-  Eigen::MatrixXf previous_;  // dim x nodes: gradient tracking's g_prev
-  std::vector<char> tracked_; // gradient tracking: the node has made its first step
+  Eigen::MatrixXf models_; // dim x nodes, laid out as the engine's own
+  Eigen::MatrixXf live_;   // dim x nodes once a method names a live model (apply)
+  // dim x nodes each, with keeps_rule_rows: gradient tracking's y and g_prev, D2's x_prev
+  // and lr g_prev; and whether each node has made its first step.
+  std::array<Eigen::MatrixXf, 2> rule_rows_;
+  std::vector<char> stepped_;
   std::array<Vec, 3> server_; // a parameter server's model, momentum, scratch, each once named
   Eigen::VectorXd sum_;       // a parameter server's double sum, once named
   std::vector<Vec> momenta_, grads_, messages_;

@@ -53,22 +53,29 @@ std::size_t D2::state_bytes() const {
   return GossipProtocol::state_bytes() + floats * sizeof(float);
 }
 
-void D2::local_step(int node, std::span<const float> x, std::span<float> grad) {
-  const auto i = static_cast<std::size_t>(node);
-  const float lr = step_lr(node);
-  const bool first_step = task_step(node) == 0;
-  const std::span<float> out = outgoing(node, 0);
+bool D2::attach_resident(ResidentVectors& vectors) {
+  ResidentVectors::LocalUpdateRule rule;
+  rule.weight_decay = weight_decay_;
+  rule.d2 = true;
+  vectors.set_local_update(rule);
+  set_resident(vectors);
+  std::vector<Vec>().swap(x_prev_);
+  std::vector<Vec>().swap(g_prev_);
+  return true;
+}
+
+void D2::correct(bool first_step, float weight_decay, float lr, std::span<float> grad,
+                 std::span<const float> x, std::span<float> x_prev, std::span<float> lr_g_prev,
+                 std::span<float> out) {
   for (std::size_t first = 0; first < out.size(); first += kBlock) {
     const auto len = std::min(kBlock, out.size() - first);
-    const auto at = static_cast<Eigen::Index>(first);
-    const auto n = static_cast<Eigen::Index>(len);
     const auto xb = as_vec(x.subspan(first, len));
     auto g = as_vec(grad.subspan(first, len));
     auto o = as_vec(out.subspan(first, len));
-    auto xp = x_prev_[i].segment(at, n);
-    auto gp = g_prev_[i].segment(at, n);
-    if (weight_decay_ > 0)
-      g += weight_decay_ * xb;
+    auto xp = as_vec(x_prev.subspan(first, len));
+    auto gp = as_vec(lr_g_prev.subspan(first, len));
+    if (weight_decay > 0)
+      g += weight_decay * xb;
     if (first_step)
       o = xb - lr * g;
     else
@@ -78,7 +85,21 @@ void D2::local_step(int node, std::span<const float> x, std::span<float> grad) {
   }
 }
 
+void D2::local_step(int node, std::span<const float> x, std::span<float> grad) {
+  if (resident()) { // the backend corrects and sends
+    resident()->local_step(node, outgoing_id(node), step_lr(node));
+    return;
+  }
+  const auto i = static_cast<std::size_t>(node);
+  correct(task_step(node) == 0, weight_decay_, step_lr(node), grad, x, {x_prev_[i].data(), dim()},
+          {g_prev_[i].data(), dim()}, outgoing(node, 0));
+}
+
 void D2::combine(int node, std::span<float> x) {
+  if (resident()) {
+    queue_mix(node);
+    return;
+  }
   mix(node, 0, sent(node, 0), x);
 }
 

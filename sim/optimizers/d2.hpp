@@ -31,10 +31,23 @@ public:
   std::string describe() const override;
   std::size_t state_bytes() const override;
 
+  // On a resident backend: x_prev, lr g_prev and the messages stay there (ResidentVectors'
+  // d2 rule), the mixing is the plain one.
+  bool attach_resident(ResidentVectors& vectors) override;
+  bool can_attach_resident() const override { return true; }
+
+  // The local step's math on caller-owned vectors, block by block (each block stays in L1):
+  // g += wd x; out = x - lr g at the first step, else 2 x - x_prev - (lr g - lr_g_prev);
+  // then x_prev = x, lr_g_prev = lr g. The one definition that a resident backend on the host
+  // runs too, so that its results are the same bits.
+  static void correct(bool first_step, float weight_decay, float lr, std::span<float> grad,
+                      std::span<const float> x, std::span<float> x_prev, std::span<float> lr_g_prev,
+                      std::span<float> out);
+
 private:
   void local_step(int node, std::span<const float> x, std::span<float> grad) override;
   void combine(int node, std::span<float> x) override;
-  bool combine_is_mix() const override { return true; }
+  bool combine_is_mix() const override { return !resident(); }
 
   float weight_decay_;
   std::vector<Vec> x_prev_;

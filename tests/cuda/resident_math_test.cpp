@@ -4,6 +4,7 @@
 #include "cuda/resident_math.hpp"
 #include "sim/core/rng.hpp"
 #include "sim/engine/consensus_distance.hpp"
+#include "sim/optimizers/d2.hpp"
 #include "sim/optimizers/gossip_protocol.hpp"
 #include "sim/optimizers/gradient_tracking.hpp"
 #include "sim/optimizers/local_update.hpp"
@@ -157,7 +158,7 @@ TEST_SUITE("cuda") {
         const std::vector<float> lr{0.0f};
         const StepBatch batch{node.data(),       &out_ptr,      lr.data(), rule.momentum,
                               rule.weight_decay, rule.nesterov, false,     true};
-        const TrackingRows rows{y.data(), g_prev.data(), firsts.data()};
+        const RuleRows rows{y.data(), g_prev.data(), firsts.data()};
         each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
           tracking_step_tile<4>(batch, rows, grads.data(), models.data(), momenta.data(), kP, 0, e0,
                                 stride);
@@ -200,6 +201,40 @@ TEST_SUITE("cuda") {
         [&](std::size_t c) { return (c == 0 ? m1.data() : m2.data()) + kP; }, kP, y_cpu.data(),
         GossipProtocol::kBlock);
     CHECK(relative_error({y.begin() + kP, y.end()}, y_cpu) < 1e-6);
+  }
+
+  TEST_CASE("Resident math: D2's step equals D2::correct") {
+    // A first step and a later one, with and without weight decay.
+    for (const float weight_decay : {0.0f, 1e-3f}) {
+      for (const int first : {1, 0}) {
+        CAPTURE(weight_decay);
+        CAPTURE(first);
+        Rng rng = Rng::stream(14, "test", Rng::kNoNode);
+        // Node 1's rows of two; node 0's poisoned.
+        std::vector<float> grads = random_vector(rng, 2 * kP), models = random_vector(rng, 2 * kP),
+                           x_prev = random_vector(rng, 2 * kP),
+                           lr_g_prev = random_vector(rng, 2 * kP), out(kP, -9.0f);
+        const auto second = [](const std::vector<float>& v) {
+          return std::vector<float>(v.begin() + kP, v.end());
+        };
+        std::vector<float> g_cpu = second(grads), xp_cpu = second(x_prev),
+                           gp_cpu = second(lr_g_prev), out_cpu(kP);
+        const std::vector<int> node{1}, firsts{first};
+        float* out_ptr = out.data();
+        const std::vector<float> lr{0.05f};
+        StepBatch batch{node.data(), &out_ptr, lr.data()};
+        batch.weight_decay = weight_decay;
+        const RuleRows rows{x_prev.data(), lr_g_prev.data(), firsts.data()};
+        each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+          d2_step_tile<4>(batch, rows, grads.data(), models.data(), kP, 0, e0, stride);
+        });
+        D2::correct(first == 1, weight_decay, lr[0], g_cpu,
+                    std::span<const float>(models).subspan(kP), xp_cpu, gp_cpu, out_cpu);
+        CHECK(relative_error(out, out_cpu) < 1e-6);
+        CHECK(second(x_prev) == xp_cpu);
+        CHECK(relative_error(second(lr_g_prev), gp_cpu) < 1e-6);
+      }
+    }
   }
 
   TEST_CASE("Resident math: combine-then-adapt keeps u and mixes the model itself") {

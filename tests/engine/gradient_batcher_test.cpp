@@ -93,13 +93,13 @@ TEST_SUITE("engine") {
   }
 
   TEST_CASE("Resident vectors: cpu-resident runs write cpu-batched's traces") {
-    // D-PSGD in either order, QG-DSGDm, gradient tracking, AD-PSGD, ASGD, DC-ASGD, GSGM and SSGD
-    // keep their models, momenta, messages and server vectors in the backend (synchronous with and
-    // without momentum, Nesterov, weight decay, a time-varying schedule; asynchronous, also with
-    // reordering jitter); the others (and QG-DSGDm with a refresh period, the adaptive delay
-    // compensation) cannot and run as cpu-batched. 1 and 2 threads. An attached method frees
-    // its host copies of what the backend holds (momenta, QG's buffer, u, the trackers, DC's
-    // backups, GSGM's table).
+    // D-PSGD in either order, QG-DSGDm, gradient tracking, D2, AD-PSGD, ASGD, DC-ASGD, GSGM
+    // and SSGD keep their models, momenta, messages and server vectors in the backend
+    // (synchronous with and without momentum, Nesterov, weight decay, a time-varying schedule;
+    // asynchronous, also with reordering jitter); the others (and QG-DSGDm with a refresh
+    // period, the adaptive delay compensation) cannot and run as cpu-batched. 1 and 2 threads.
+    // An attached method frees its host copies of what the backend holds (momenta, QG's
+    // buffer, u, the trackers, D2's previous steps, DC's backups, GSGM's table).
     struct Case {
       const char* algorithm;
       std::vector<std::string> sets;
@@ -159,6 +159,10 @@ TEST_SUITE("engine") {
         {"{name: gradient-tracking, lr: 0.05, momentum: 0.5}",
          {"topology.kind=one_peer_exponential"},
          true},
+        // D2: x_prev and lr g_prev in the backend, the plain mixing (an odd ring: D2 refuses
+        // the even one); with weight decay on the complete graph.
+        {"{name: d2, lr: 0.05}", {"nodes=9"}, true},
+        {"{name: d2, lr: 0.05, weight_decay: 0.001}", {"topology.kind=complete"}, true},
         // SSGD: the round's sum in the server's scratch vector; with momentum and weight decay.
         {"{name: ssgd, lr: 0.1}", {}, true},
         {"{name: ssgd, lr: 0.1, momentum: 0.9, weight_decay: 0.001}", {}, true},
