@@ -47,19 +47,18 @@ std::string unavailable_reason() {
 }
 
 std::unique_ptr<BatchedGradients> make_gradients(const Model& model, const Dataset& train,
-                                                 int batch_size, int resident_nodes) {
+                                                 int batch_size, ResidentSize resident) {
   const std::span<const float> features{train.features.data(),
                                         static_cast<std::size_t>(train.features.size())};
   std::unique_ptr<DeviceGradients> device;
   if (const auto* mlp = dynamic_cast<const Mlp*>(&model))
-    device = make_device_mlp(mlp_widths(*mlp), features, train.labels, batch_size, 65535,
-                             resident_nodes);
+    device = make_device_mlp(mlp_widths(*mlp), features, train.labels, batch_size, 65535, resident);
   else if (const auto* cnn = dynamic_cast<const Cnn*>(&model))
-    device = make_device_cnn(cnn_batch_shape(*cnn), features, train.labels, batch_size, 65535,
-                             resident_nodes);
+    device =
+        make_device_cnn(cnn_batch_shape(*cnn), features, train.labels, batch_size, 65535, resident);
   else if (const auto* resnet = dynamic_cast<const ResNet*>(&model))
     device = make_device_resnet(resnet_batch_shape(*resnet), features, train.labels, batch_size,
-                                65535, resident_nodes);
+                                65535, resident);
   else
     throw std::invalid_argument("backend cuda does not run " + model.describe());
   return std::make_unique<CudaGradients>(model.describe(), std::move(device));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "cuda/conv_batch_math.hpp"
+#include "cuda/resident_fit.hpp"
 #include "data/dataset.hpp"
 #include "models/cnn.hpp"
 #include "models/mlp.hpp"
@@ -42,9 +43,10 @@ inline std::vector<int> mlp_widths(const Mlp& model) {
 // Gradients of a batch of nodes on the device (cuda/device_gradients.hpp) for a model that
 // runs_model(). The training set is copied to the device here. Throws std::runtime_error
 // when the backend is unavailable or a CUDA call fails.
-// With resident_nodes > 0 (backend cuda-resident) the device can also keep that many nodes'
-// models, momenta and messages (ResidentVectors) for an algorithm that attaches to it.
+// With resident.nodes > 0 (backend cuda-resident) the device can also keep that many nodes'
+// models, momenta and messages (ResidentVectors) for an algorithm that attaches to it, about
+// resident.vectors_per_node vectors of P floats each (a run they do not fit is refused).
 std::unique_ptr<BatchedGradients> make_gradients(const Model& model, const Dataset& train,
-                                                 int batch_size, int resident_nodes = 0);
+                                                 int batch_size, ResidentSize resident = {});
 
 } // namespace dtsim::cuda

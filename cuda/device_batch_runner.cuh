@@ -30,7 +30,8 @@ public:
   // tests that compare the two.
   DeviceBatchRunner(Network network, std::span<const float> train_features,
                     std::span<const std::int32_t> train_labels, int batch_size,
-                    int max_nodes_per_batch, int resident_nodes, bool fuse_first_layer_steps = true)
+                    int max_nodes_per_batch, ResidentSize resident,
+                    bool fuse_first_layer_steps = true)
       : net_(std::move(network)), batch_size_(batch_size), blas_(stream_.stream) {
     if (batch_size < 1 || max_nodes_per_batch < 1 || train_labels.empty() ||
         train_features.size() % train_labels.size() != 0)
@@ -64,25 +65,25 @@ public:
     std::size_t free_bytes = 0, total_bytes = 0;
     check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
     std::size_t usable = total_bytes / 4 * 3;
-    if (resident_nodes > 0) {
+    if (resident.nodes > 0) {
       // Made first: the chunks get what the resident vectors leave. Unlike the chunks, they
       // cannot be split: a run whose vectors do not fit is refused here, not at a failed
       // allocation.
-      if (const std::string why =
-              resident_fit_error(resident_nodes, net_.num_params(), usable, name_);
+      if (const std::string why = resident_fit_error(resident.nodes, net_.num_params(), usable,
+                                                     name_, resident.vectors_per_node);
           !why.empty())
         throw std::runtime_error(why);
-      store_ = std::make_unique<DeviceResidentStore>(resident_nodes, net_.num_params(),
+      store_ = std::make_unique<DeviceResidentStore>(resident.nodes, net_.num_params(),
                                                      stream_.stream, bus_);
       if constexpr (kCanFuse) {
         fuse_ = fuse_first_layer_steps;
         store_->on_gradient_read([this] { settle_deferred(); });
       }
-      usable -=
-          static_cast<std::size_t>(resident_nodes) * resident_bytes_per_node(net_.num_params());
+      usable -= static_cast<std::size_t>(resident.nodes) *
+                resident_bytes_per_node(net_.num_params(), resident.vectors_per_node);
     }
     usable -= std::min(usable, train_features.size() * sizeof(float));
-    if (resident_nodes > 0) { // the evaluations' chunk buffers (evaluate_resident)
+    if (resident.nodes > 0) { // the evaluations' chunk buffers (evaluate_resident)
       eval_bytes_ = std::max(kEvalBytes, usable / 8);
       usable -= std::min(usable, eval_bytes_);
     }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "cuda/cnn_batch_math.hpp"
+#include "cuda/resident_fit.hpp"
 #include "cuda/resnet_batch_math.hpp"
 #include "sim/engine/batched_gradients.hpp"
 
@@ -31,7 +32,7 @@ public:
   virtual void compute(std::span<GradientJob> jobs) = 0;
   virtual TransferStats transfers() const = 0;
   virtual std::string device_name() const = 0;
-  // Made with resident_nodes > 0: the node models, momenta and messages this device keeps
+  // Made with resident nodes: the node models, momenta and messages this device keeps
   // for an algorithm that attaches (BatchedGradients::resident, finish); else null.
   virtual ResidentVectors* resident() { return nullptr; }
   virtual void finish(std::span<GradientJob> /*jobs*/) {}
@@ -46,9 +47,10 @@ public:
   }
 };
 
-// train_features: features x examples, column-major. resident_nodes > 0: also keep that
-// many nodes' vectors (resident()). A batch of more nodes than fit on the
-// device (or than max_nodes_per_batch, which tests lower) runs in chunks. Throw
+// train_features: features x examples, column-major. resident.nodes > 0: also keep that
+// many nodes' vectors (resident()), refused before anything is made where about
+// resident.vectors_per_node vectors of P floats per node do not fit. A batch of more nodes than fit
+// on the device (or than max_nodes_per_batch, which tests lower) runs in chunks. Throw
 // std::runtime_error naming the CUDA call that failed.
 //
 // The models::Mlp network (ReLU hidden layers, softmax cross-entropy head, its flat
@@ -59,20 +61,20 @@ std::unique_ptr<DeviceGradients> make_device_mlp(std::vector<int> widths,
                                                  std::span<const float> train_features,
                                                  std::span<const std::int32_t> train_labels,
                                                  int batch_size, int max_nodes_per_batch = 65535,
-                                                 int resident_nodes = 0,
+                                                 ResidentSize resident = {},
                                                  bool fuse_first_layer_steps = true);
 // The models::Cnn network, LeNet among them (cnn_batch_shape.hpp gives its shape).
 std::unique_ptr<DeviceGradients> make_device_cnn(CnnBatchShape shape,
                                                  std::span<const float> train_features,
                                                  std::span<const std::int32_t> train_labels,
                                                  int batch_size, int max_nodes_per_batch = 65535,
-                                                 int resident_nodes = 0);
+                                                 ResidentSize resident = {});
 // The models::ResNet network (resnet_batch_shape.hpp gives its shape).
 std::unique_ptr<DeviceGradients> make_device_resnet(ResNetBatchShape shape,
                                                     std::span<const float> train_features,
                                                     std::span<const std::int32_t> train_labels,
                                                     int batch_size, int max_nodes_per_batch = 65535,
-                                                    int resident_nodes = 0);
+                                                    ResidentSize resident = {});
 
 // Empty when a CUDA device can be used; else why not, in one line ("no CUDA device found
 // (...)").

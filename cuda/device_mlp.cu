@@ -66,11 +66,10 @@ struct MlpNetwork {
 
 } // namespace
 
-std::unique_ptr<DeviceGradients> make_device_mlp(std::vector<int> widths,
-                                                 std::span<const float> train_features,
-                                                 std::span<const std::int32_t> train_labels,
-                                                 int batch_size, int max_nodes_per_batch,
-                                                 int resident_nodes, bool fuse_first_layer_steps) {
+std::unique_ptr<DeviceGradients>
+make_device_mlp(std::vector<int> widths, std::span<const float> train_features,
+                std::span<const std::int32_t> train_labels, int batch_size, int max_nodes_per_batch,
+                ResidentSize resident, bool fuse_first_layer_steps) {
   if (widths.size() < 2 ||
       train_features.size() != static_cast<std::size_t>(widths.front()) * train_labels.size())
     throw std::invalid_argument("device MLP: widths do not match the training set");
@@ -78,7 +77,7 @@ std::unique_ptr<DeviceGradients> make_device_mlp(std::vector<int> widths,
     throw std::runtime_error(why);
   return std::make_unique<DeviceBatchRunner<MlpNetwork>>(
       MlpNetwork{mlp_batch_shape(widths)}, train_features, train_labels, batch_size,
-      max_nodes_per_batch, resident_nodes, fuse_first_layer_steps);
+      max_nodes_per_batch, resident, fuse_first_layer_steps);
 }
 
 std::string device_unavailable_reason() {

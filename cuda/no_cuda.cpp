@@ -15,7 +15,7 @@ std::string unavailable_reason() {
          "cuBLAS, or with -DDTSIM_CUDA=ON to require it)";
 }
 
-std::unique_ptr<BatchedGradients> make_gradients(const Model&, const Dataset&, int, int) {
+std::unique_ptr<BatchedGradients> make_gradients(const Model&, const Dataset&, int, ResidentSize) {
   throw std::runtime_error(unavailable_reason());
 }
 

@@ -73,6 +73,10 @@ public:
   // Whether attach_resident would accept (asked before the backend is made: a resident
   // device backend sets its memory aside only then).
   virtual bool can_attach_resident() const { return false; }
+  // About how many vectors of P floats per node a resident backend keeps for it (model,
+  // gradient, momentum, messages, rows of its own): what a device backend counts to refuse a
+  // run that would not fit.
+  virtual std::size_t resident_vectors_per_node() const { return 5; }
   // The model whose test accuracy is the run's headline: by default the average of the
   // node models; a parameter server returns its own model.
   virtual void eval_model(const Context& ctx, std::span<float> out) const;

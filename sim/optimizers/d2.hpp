@@ -35,6 +35,8 @@ public:
   // d2 rule), the mixing is the plain one.
   bool attach_resident(ResidentVectors& vectors) override;
   bool can_attach_resident() const override { return true; }
+  // Model, gradient, x_prev, lr g_prev and about three messages (sent, and the round's).
+  std::size_t resident_vectors_per_node() const override { return 7; }
 
   // The local step's math on caller-owned vectors, block by block (each block stays in L1):
   // g += wd x; out = x - lr g at the first step, else 2 x - x_prev - (lr g - lr_g_prev);

@@ -30,6 +30,8 @@ public:
   // there, the messages (x, y) too (ResidentVectors' gradient_tracking rule).
   bool attach_resident(ResidentVectors& vectors) override;
   bool can_attach_resident() const override { return true; }
+  // Model, u, momentum, y, g_prev and about two messages of two vectors.
+  std::size_t resident_vectors_per_node() const override { return 9; }
 
   // The local step's math on caller-owned vectors (m empty without momentum): g += wd x,
   // y = g (first step) or y += g - g_prev, g_prev = g, u = direction(y) with the momentum

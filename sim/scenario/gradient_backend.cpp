@@ -15,7 +15,7 @@ std::unique_ptr<BatchedGradients> make_gradient_backend(const Params& model_sect
                                                         const Model& model, const Dataset& train,
                                                         int batch_size, int nodes,
                                                         const ExampleOrder& order, BackendUse use,
-                                                        bool keeps_vectors) {
+                                                        std::size_t resident_vectors) {
   const std::string backend = model_section.choice(
       "backend", "cpu", {"cpu", "cpu-batched", "cpu-resident", "cuda", "cuda-resident"});
   const bool device = backend == "cuda" || backend == "cuda-resident";
@@ -46,7 +46,9 @@ std::unique_ptr<BatchedGradients> make_gradient_backend(const Params& model_sect
   try {
     // Device memory for resident vectors only when the algorithm will keep them there.
     return cuda::make_gradients(model, train, batch_size,
-                                backend == "cuda-resident" && keeps_vectors ? nodes : 0);
+                                backend == "cuda-resident" && resident_vectors > 0
+                                    ? cuda::ResidentSize(nodes, resident_vectors)
+                                    : cuda::ResidentSize());
   } catch (const std::runtime_error& e) {
     model_section.fail("backend", e.what());
   }

@@ -22,13 +22,14 @@ enum class BackendUse { check, check_device, run };
 // reference of a resident device backend, same results again) or cuda (batches on a GPU; softmax,
 // mlp and resnet20). Returns the batched backend for BackendUse::run, else null. Refuses with
 // ConfigError naming the key: a model or example order the backend cannot run and, unless only
-// checking, a build without CUDA or a machine without a usable device. keeps_vectors: the
-// algorithm will keep its vectors in a resident backend (Algorithm::can_attach_resident);
-// only then does cuda-resident set device memory aside for them.
+// checking, a build without CUDA or a machine without a usable device. resident_vectors: about
+// how many vectors of P floats per node the algorithm will keep in a resident backend
+// (Algorithm::resident_vectors_per_node; 0 where it cannot attach): only then does
+// cuda-resident set device memory aside for them, and it refuses a run they do not fit.
 std::unique_ptr<BatchedGradients> make_gradient_backend(const Params& model_section,
                                                         const Model& model, const Dataset& train,
                                                         int batch_size, int nodes,
                                                         const ExampleOrder& order, BackendUse use,
-                                                        bool keeps_vectors = false);
+                                                        std::size_t resident_vectors = 0);
 
 } // namespace dtsim

@@ -258,9 +258,10 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
   root.reject_unused();
   plan.resolved_yaml = to_yaml(*tree);
   if (use == PlanUse::run && plan.model)
-    plan.batched = make_gradient_backend(model, *plan.model, plan.data->train,
-                                         plan.engine.batch_size, plan.topology->size(), *plan.order,
-                                         BackendUse::run, plan.algorithm->can_attach_resident());
+    plan.batched = make_gradient_backend(
+        model, *plan.model, plan.data->train, plan.engine.batch_size, plan.topology->size(),
+        *plan.order, BackendUse::run,
+        plan.algorithm->can_attach_resident() ? plan.algorithm->resident_vectors_per_node() : 0);
   else if (use == PlanUse::check_here && plan.model)
     make_gradient_backend(model, *plan.model, plan.data->train, plan.engine.batch_size,
                           plan.topology->size(), *plan.order, BackendUse::check_device);

@@ -24,5 +24,10 @@ TEST_SUITE("cuda") {
     const auto fitting = static_cast<int>(usable / resident_bytes_per_node(kP));
     CHECK(resident_fit_error(fitting, kP, usable, "H100").empty());
     CHECK_FALSE(resident_fit_error(fitting + 1, kP, usable, "H100").empty());
+    // An algorithm with rows of its own counts more vectors (gradient tracking: nine).
+    CHECK(resident_bytes_per_node(kP, 9) == 9 * kP * sizeof(float));
+    CHECK(resident_fit_error(fitting, kP, usable, "H100", 9)
+              .rfind("backend cuda-resident keeps about 8 MiB per node on the device: ", 0) == 0);
+    CHECK(resident_fit_error(fitting * 5 / 9, kP, usable, "H100", 9).empty());
   }
 }
