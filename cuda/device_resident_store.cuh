@@ -156,7 +156,7 @@ public:
     check(cudaMemcpyAsync(models_.data, models.data(), nodes_ * P_ * sizeof(float),
                           cudaMemcpyHostToDevice, stream_),
           "cudaMemcpyAsync (resident models)");
-    if (rule_.momentum != 0 || rule_.quasi_global) {
+    if (rule_.momentum != 0 || rule_.quasi_global || rule_.decentlam) {
       momenta_.resize(nodes_ * P_, "cudaMalloc (resident momenta)");
       check(cudaMemsetAsync(momenta_.data, 0, nodes_ * P_ * sizeof(float), stream_),
             "cudaMemsetAsync (resident momenta)");
@@ -246,7 +246,8 @@ public:
     mix_first_.reserve(count + 1);
     mix_in_.reserve(inputs);
     mix_in_w_.reserve(inputs);
-    const bool with_lr = rule_.quasi_global || rule_.combine_then_adapt;
+    const bool refresh = rule_.quasi_global || rule_.decentlam; // the buffer after the mixing
+    const bool with_lr = refresh || rule_.combine_then_adapt;
     if (with_lr)
       mix_lr_.reserve(count);
     std::size_t b = 0, c = 0;
@@ -278,18 +279,19 @@ public:
     mix_in_w_.upload(stream_, inputs, bus_);
     if (with_lr)
       mix_lr_.upload(stream_, count, bus_);
-    const MixBatch batch{mix_node_.device.data,
-                         mix_self_.device.data,
-                         mix_self_w_.device.data,
-                         mix_first_.device.data,
-                         mix_in_.device.data,
-                         mix_in_w_.device.data,
-                         rule_.quasi_global ? mix_lr_.device.data : nullptr,
-                         rule_.mu,
-                         rule_.combine_then_adapt ? mix_lr_.device.data : nullptr,
-                         grads_.data};
+    MixBatch batch{mix_node_.device.data,
+                   mix_self_.device.data,
+                   mix_self_w_.device.data,
+                   mix_first_.device.data,
+                   mix_in_.device.data,
+                   mix_in_w_.device.data,
+                   refresh ? mix_lr_.device.data : nullptr,
+                   rule_.mu,
+                   rule_.combine_then_adapt ? mix_lr_.device.data : nullptr,
+                   grads_.data};
+    batch.decentlam = rule_.decentlam;
     float* models = models_.data;
-    float* mhat = momenta_.data; // read and written only with a quasi-global rule
+    float* mhat = momenta_.data; // read and written only with a quasi-global or DecentLaM rule
     const std::size_t P = P_;
     each_tile<kTile>(stream_, static_cast<int>(count), P,
                      [=] __device__(int b, std::size_t e0, std::size_t stride) {

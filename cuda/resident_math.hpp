@@ -44,6 +44,9 @@ struct MixBatch {
   // and every input is read from this offset (the messages' second vector).
   bool self_is_destination = false;
   std::size_t input_offset = 0;
+  // DecentLaM: with refresh_lr, the buffer is a momentum on the displacement,
+  // m = mu m + (x - x_new) / lr, and x = x - lr m (quasi_global_refresh's sibling).
+  bool decentlam = false;
 };
 
 // A tile of batch entry b's elements: e = e0 + j * stride for j < J (those below P). The
@@ -124,8 +127,16 @@ DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std
     const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
     if (e >= P)
       break;
-    if (m.refresh_lr)
-      mhat[row + e] = m.mu * mhat_old[j] + (1 - m.mu) * ((x_old[j] - v[j]) / refresh_lr);
+    if (m.refresh_lr) {
+      const float displacement = (x_old[j] - v[j]) / refresh_lr;
+      if (m.decentlam) {
+        const float momentum = m.mu * mhat_old[j] + displacement;
+        mhat[row + e] = momentum;
+        v[j] = x_old[j] - refresh_lr * momentum;
+      } else {
+        mhat[row + e] = m.mu * mhat_old[j] + (1 - m.mu) * displacement;
+      }
+    }
     if (m.subtract_lr)
       v[j] = v[j] - subtract_lr * u[j];
     x[e] = v[j];

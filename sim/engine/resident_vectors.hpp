@@ -76,6 +76,9 @@ public:
   // from y with the momentum as above but no weight decay; a message holds two vectors,
   // (x, y), and each mixing also mixes the node's tracker y (its own as self, the messages'
   // second vectors, the same weights).
+  // decentlam (DecentLaM): the local step has no momentum (u = g + wd x); each mixing then
+  // applies it to the mixed displacement, m = mu m + (x - x_new) / lr, x = x - lr m, with x
+  // the model before the mixing, x_new after it, lr the mixing call's (mu the momentum).
   // d2 (D², no momentum): the local step sends x - lr g at the node's first step, then
   // 2 x - x_prev - (lr g - lr_prev g_prev), with g = g + wd x, and keeps x_prev = x and
   // lr g; the mixing is the plain one.
@@ -88,6 +91,7 @@ public:
     bool combine_then_adapt = false;
     bool gradient_tracking = false;
     bool d2 = false;
+    bool decentlam = false;
     // The vectors of P floats in a message: two with gradient tracking, else one.
     std::size_t message_vectors() const { return gradient_tracking ? 2 : 1; }
     // Whether the rule keeps two rows of its own per node (gradient tracking's y and g_prev,

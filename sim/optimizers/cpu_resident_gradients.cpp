@@ -155,7 +155,7 @@ double CpuResidentGradients::consensus_distance() {
 void CpuResidentGradients::push_models(std::span<const float> models) {
   DTSIM_ASSERT(models.size() == static_cast<std::size_t>(models_.size()), "push_models: size");
   std::copy(models.begin(), models.end(), models_.data());
-  if ((rule_.momentum > 0 || rule_.quasi_global) && momenta_.empty())
+  if ((rule_.momentum > 0 || rule_.quasi_global || rule_.decentlam) && momenta_.empty())
     momenta_.assign(grads_.size(), Vec::Zero(static_cast<Eigen::Index>(dim_)));
 }
 
@@ -165,7 +165,8 @@ void CpuResidentGradients::pull_models(std::span<float> models) {
 }
 
 // GossipProtocol::mix's blocks, so that every element takes the same instructions; with a
-// quasi-global rule, QgDsgdm::combine's: each block mixed aside, then the buffer refreshed.
+// quasi-global rule, QgDsgdm::combine's: each block mixed aside, then the buffer refreshed
+// (DecentLam::combine's likewise, its momentum applied).
 void CpuResidentGradients::run_mix(int node) {
   Mix& m = mixes_[static_cast<std::size_t>(node)];
   m.queued = false;
@@ -183,7 +184,7 @@ void CpuResidentGradients::run_mix(int node) {
     }
     return;
   }
-  if (!rule_.quasi_global) {
+  if (!rule_.quasi_global && !rule_.decentlam) {
     weighted_sum_blocked(m.self_w, messages_[m.self].data(), m.w, input, dim_, model(node).data(),
                          GossipProtocol::kBlock);
     return;
@@ -196,7 +197,10 @@ void CpuResidentGradients::run_mix(int node) {
     weighted_sum(
         m.self_w, messages_[m.self].data() + first, m.w,
         [&](std::size_t c) { return input(c) + first; }, len, mixed.data());
-    quasi_global_refresh(rule_.mu, m.lr, x + first, mixed.data(), mhat + first, len);
+    if (rule_.decentlam) // DecentLam::combine's
+      decentlam_momentum(rule_.mu, m.lr, x + first, mixed.data(), mhat + first, len);
+    else
+      quasi_global_refresh(rule_.mu, m.lr, x + first, mixed.data(), mhat + first, len);
   }
 }
 

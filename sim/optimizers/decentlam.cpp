@@ -2,6 +2,8 @@
 // DecentLaM: half step, then momentum on the mixed displacement.
 #include "sim/optimizers/decentlam.hpp"
 
+#include "sim/optimizers/quasi_global.hpp"
+
 #include <algorithm>
 
 namespace dtsim {
@@ -47,12 +49,32 @@ std::size_t DecentLam::state_bytes() const {
   return GossipProtocol::state_bytes() + floats * sizeof(float);
 }
 
+bool DecentLam::attach_resident(ResidentVectors& vectors) {
+  ResidentVectors::LocalUpdateRule rule;
+  rule.weight_decay = weight_decay_;
+  rule.decentlam = true;
+  rule.mu = beta_;
+  vectors.set_local_update(rule);
+  set_resident(vectors);
+  std::vector<Vec>().swap(m_);
+  std::vector<Vec>().swap(scratch_);
+  return true;
+}
+
 void DecentLam::local_step(int node, std::span<const float> x, std::span<float> grad) {
+  if (resident()) { // the backend's step without momentum: z = x - lr (g + wd x)
+    resident()->local_step(node, outgoing_id(node), step_lr(node));
+    return;
+  }
   const float lr = step_lr(node);
   as_vec(outgoing(node, 0)) = as_vec(x) - lr * (as_vec(grad) + weight_decay_ * as_vec(x));
 }
 
 void DecentLam::combine(int node, std::span<float> x) {
+  if (resident()) { // mixed, then the momentum on the displacement, in the backend
+    queue_mix(node);
+    return;
+  }
   const auto i = static_cast<std::size_t>(node);
   const float lr = mixed_lr(node);
   const std::span<const float> z = sent(node, 0);
@@ -60,11 +82,7 @@ void DecentLam::combine(int node, std::span<float> x) {
   for (std::size_t first = 0; first < x.size(); first += kBlock) {
     const std::size_t len = std::min(kBlock, x.size() - first);
     mix_range(node, 0, z, first, len, mixed);
-    const auto n = static_cast<Eigen::Index>(len);
-    auto xb = as_vec(x.subspan(first, len));
-    auto m = m_[i].segment(static_cast<Eigen::Index>(first), n);
-    m = beta_ * m + (xb - ConstVecMap(mixed, n)) / lr;
-    xb -= lr * m;
+    decentlam_momentum(beta_, lr, x.data() + first, mixed, m_[i].data() + first, len);
   }
 }
 

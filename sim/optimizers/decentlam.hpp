@@ -27,6 +27,11 @@ public:
   std::string describe() const override;
   std::size_t state_bytes() const override;
 
+  // On a resident backend: the momenta and messages stay there (ResidentVectors'
+  // decentlam rule: the step without momentum, the momentum in the mixing).
+  bool attach_resident(ResidentVectors& vectors) override;
+  bool can_attach_resident() const override { return true; }
+
 private:
   void local_step(int node, std::span<const float> x, std::span<float> grad) override;
   void combine(int node, std::span<float> x) override;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// QG-DSGDm's refresh of its quasi-global buffer after a mixing, one block: written once so
-// that the algorithm and a resident backend on the host run the same instructions (same
-// bits).
+// QG-DSGDm's refresh of its quasi-global buffer after a mixing, and DecentLaM's momentum on
+// the mixed displacement, one block each: written once so that the algorithms and a
+// resident backend on the host run the same instructions (same bits).
 #pragma once
 
 #include "sim/core/flat_vector.hpp"
@@ -19,6 +19,17 @@ inline void quasi_global_refresh(float mu, float lr, float* x, const float* x_ne
   const ConstVecMap mixed(x_new, n);
   mh = mu * mh + (1 - mu) * ((xb - mixed) / lr);
   xb = mixed;
+}
+
+// DecentLaM's momentum on the mixed displacement, one block: with x the model before the
+// mixing and x_new after it, m = beta m + (x - x_new) / lr, then x = x - lr m.
+inline void decentlam_momentum(float beta, float lr, float* x, const float* x_new, float* m,
+                               std::size_t len) {
+  const auto n = static_cast<Eigen::Index>(len);
+  VecMap xb(x, n), mb(m, n);
+  const ConstVecMap mixed(x_new, n);
+  mb = beta * mb + (xb - mixed) / lr;
+  xb -= lr * mb;
 }
 
 } // namespace dtsim

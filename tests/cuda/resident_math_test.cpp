@@ -237,6 +237,37 @@ TEST_SUITE("cuda") {
     }
   }
 
+  TEST_CASE("Resident math: a DecentLaM mixing applies the momentum as DecentLam does") {
+    Rng rng = Rng::stream(15, "test", Rng::kNoNode);
+    const std::vector<float> own = random_vector(rng, kP), a = random_vector(rng, kP),
+                             x_before = random_vector(rng, kP), m_before = random_vector(rng, kP);
+    const std::vector<int> node{1}, first{0, 1};
+    const std::vector<const float*> self{own.data()}, in{a.data()};
+    const std::vector<float> self_w{0.6f}, in_w{0.4f}, lr{0.05f};
+    // Node 1's rows; node 0's are poisoned to catch a wrong row.
+    std::vector<float> models(2 * kP, -9.0f), momenta(2 * kP, -9.0f);
+    std::copy(x_before.begin(), x_before.end(), models.begin() + kP);
+    std::copy(m_before.begin(), m_before.end(), momenta.begin() + kP);
+    MixBatch batch{node.data(), self.data(), self_w.data(), first.data(),
+                   in.data(),   in_w.data(), lr.data(),     0.9f};
+    batch.decentlam = true;
+    each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+      mix_tile<4>(batch, models.data(), momenta.data(), kP, 0, e0, stride);
+    });
+    std::vector<float> x_cpu = x_before, m_cpu = m_before, mixed(GossipProtocol::kBlock);
+    for (std::size_t f = 0; f < kP; f += GossipProtocol::kBlock) {
+      const std::size_t len = std::min(GossipProtocol::kBlock, kP - f);
+      weighted_sum(
+          self_w[0], own.data() + f, in_w, [&](std::size_t) { return a.data() + f; }, len,
+          mixed.data());
+      decentlam_momentum(0.9f, lr[0], x_cpu.data() + f, mixed.data(), m_cpu.data() + f, len);
+    }
+    // (x - x_new) / lr cancels digits: each vector's error is relative to its own scale.
+    CHECK(relative_error({models.begin() + kP, models.end()}, x_cpu) < 1e-5);
+    CHECK(relative_error({momenta.begin() + kP, momenta.end()}, m_cpu) < 1e-5);
+    CHECK(std::all_of(models.begin(), models.begin() + kP, [](float v) { return v == -9.0f; }));
+  }
+
   TEST_CASE("Resident math: combine-then-adapt keeps u and mixes the model itself") {
     for (const ResidentVectors::LocalUpdateRule rule :
          {ResidentVectors::LocalUpdateRule{0.0f, 0.0f, false, false, 0.0f, true},

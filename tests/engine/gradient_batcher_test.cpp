@@ -93,8 +93,8 @@ TEST_SUITE("engine") {
   }
 
   TEST_CASE("Resident vectors: cpu-resident runs write cpu-batched's traces") {
-    // D-PSGD in either order, QG-DSGDm, gradient tracking, D2, AD-PSGD, ASGD, DC-ASGD, GSGM
-    // and SSGD keep their models, momenta, messages and server vectors in the backend
+    // D-PSGD in either order, QG-DSGDm, DecentLaM, gradient tracking, D2, AD-PSGD, ASGD,
+    // DC-ASGD, GSGM and SSGD keep their models, momenta, messages and server vectors in the backend
     // (synchronous with and without momentum, Nesterov, weight decay, a time-varying schedule;
     // asynchronous, also with reordering jitter); the others (and QG-DSGDm with a refresh
     // period, the adaptive delay compensation) cannot and run as cpu-batched. 1 and 2 threads.
@@ -163,6 +163,9 @@ TEST_SUITE("engine") {
         // the even one); with weight decay on the complete graph.
         {"{name: d2, lr: 0.05}", {"nodes=9"}, true},
         {"{name: d2, lr: 0.05, weight_decay: 0.001}", {"topology.kind=complete"}, true},
+        // DecentLaM: the momentum on the mixed displacement, in the backend's mixing.
+        {"{name: decentlam, lr: 0.05}", {}, true},
+        {"{name: decentlam, lr: 0.05, momentum: 0.5, weight_decay: 0.001}", {"nodes=9"}, true},
         // SSGD: the round's sum in the server's scratch vector; with momentum and weight decay.
         {"{name: ssgd, lr: 0.1}", {}, true},
         {"{name: ssgd, lr: 0.1, momentum: 0.9, weight_decay: 0.001}", {}, true},
