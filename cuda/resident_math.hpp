@@ -234,10 +234,6 @@ DTSIM_HD inline void local_step_tile(const StepBatch& s, float* grads, const flo
   }
 }
 
-// Gradient tracking's local step (ResidentVectors' gradient_tracking rule; the rows of
-// GradientTracking::track): per element g += wd x, y = g (the node's first step) or
-// y += g - g_prev, g_prev = g, u = y with the momentum (no weight decay) into the gradient's
-// row, and the message out[b] = (x, y), its two vectors of P floats.
 // A rule's own rows (LocalUpdateRule::keeps_rule_rows), nodes x P each: gradient tracking's
 // trackers y and g_prev, D²'s x_prev and lr g_prev; and per step entry a first-step flag.
 struct RuleRows {
@@ -245,6 +241,11 @@ struct RuleRows {
   float* b = nullptr;
   const int* first = nullptr; // 1 at the node's first step
 };
+// Gradient tracking's local step (ResidentVectors' gradient_tracking rule; the rows of
+// GradientTracking::track): per element g += wd x, y = g (the node's first step) or
+// y += g - g_prev, g_prev = g, then u from y as a combine-then-adapt step without weight
+// decay (local_step_element: u into the gradient's row, x into the message) and y into the
+// message's second vector.
 template <int J>
 DTSIM_HD inline void tracking_step_tile(const StepBatch& s, const RuleRows& t, float* grads,
                                         const float* models, float* momenta, std::size_t P, int b,
@@ -254,6 +255,9 @@ DTSIM_HD inline void tracking_step_tile(const StepBatch& s, const RuleRows& t, f
   float* y = t.a + row;
   float* g_prev = t.b + row;
   const bool first = t.first[b] != 0;
+  StepBatch direction = s; // the weight decay entered g before the tracking
+  direction.weight_decay = 0;
+  direction.combine_then_adapt = true;
   float g[J], x[J], y_old[J], gp[J], m_old[J];
   DTSIM_UNROLL
   for (int j = 0; j < J; ++j) { // every load before the first store (local_step_tile's why)
@@ -272,16 +276,10 @@ DTSIM_HD inline void tracking_step_tile(const StepBatch& s, const RuleRows& t, f
       break;
     const float gv = s.weight_decay > 0 ? g[j] + s.weight_decay * x[j] : g[j];
     const float yv = first ? gv : y_old[j] + (gv - gp[j]);
-    float u = yv;
-    if (r.m) {
-      const float m_new = s.momentum * m_old[j] + u;
-      r.m[e] = m_new;
-      u = s.nesterov ? u + s.momentum * m_new : m_new;
-    }
     y[e] = yv;
     g_prev[e] = gv;
-    r.g[e] = u;
-    r.out[e] = x[j];
+    local_step_element(direction, r.lr, yv, x[j], m_old[j], r.g + e, r.m ? r.m + e : nullptr,
+                       r.out + e);
     r.out[P + e] = yv;
   }
 }
