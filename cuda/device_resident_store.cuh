@@ -79,6 +79,95 @@ void launch_sum_op(cudaStream_t stream, ResidentVectors::VectorOp op, double* su
   check(cudaGetLastError(), "kernel launch (resident sum step)");
 }
 
+// CHOCO-SGD's local steps: block (k, y) steps bucket k of step entry first_entry + y. Its
+// threads stride the bucket twice: first the step before the compression
+// (choco_difference_element: x_half written, the difference d kept in the gradient's row),
+// then, with the bucket's norm, QSGD (qsgd_element) into the message, xhat += q. The
+// bucket's sums of d^2 and (q - d)^2 are trees over the block in a fixed order, so the same
+// rows give the same bits; each block leaves its bucket's (error^2, norm) in bucket_stats.
+constexpr int kChocoThreads = 128;
+static_assert((kChocoThreads & (kChocoThreads - 1)) == 0, "the tree halves the block");
+__device__ float choco_block_sum(float v, float* part) {
+  const int t = static_cast<int>(threadIdx.x);
+  part[t] = v;
+  __syncthreads();
+  for (int width = kChocoThreads / 2; width > 0; width /= 2) {
+    if (t < width)
+      part[t] += part[t + width];
+    __syncthreads();
+  }
+  const float total = part[0];
+  __syncthreads(); // before part is written again
+  return total;
+}
+struct ChocoQsgdPlan {
+  int bits = 0;
+  std::size_t bucket = 0;
+  bool contractive = false;
+  const std::uint64_t* seeds = nullptr; // per node
+  const std::uint64_t* steps = nullptr; // per step entry: the node's step count
+};
+__global__ void choco_step_kernel(StepBatch s, ChocoRows c, ChocoQsgdPlan q, float* grads,
+                                  const float* models, float* momenta, std::size_t P,
+                                  float* bucket_stats, int first_entry) {
+  __shared__ float part[kChocoThreads];
+  const int b = first_entry + static_cast<int>(blockIdx.y);
+  const StepRows r = step_rows(s, grads, models, momenta, P, b);
+  const std::size_t row = static_cast<std::size_t>(s.node[b]) * P;
+  const std::size_t first = static_cast<std::size_t>(blockIdx.x) * q.bucket;
+  const std::size_t end = first + q.bucket < P ? first + q.bucket : P;
+  float squares = 0;
+  for (std::size_t e = first + threadIdx.x; e < end; e += kChocoThreads) {
+    const float d =
+        choco_difference_element(s, c, r.lr, r.g[e], r.x[e], r.m ? r.m[e] : 0.0f, c.xhat[row + e],
+                                 c.s[row + e], r.m ? r.m + e : nullptr, c.x_half + row + e);
+    r.g[e] = d; // the thread's own elements: read back by it alone, below
+    squares += d * d;
+  }
+  const float norm = sqrtf(choco_block_sum(squares, part));
+  const QsgdBucket k = qsgd_bucket(norm, end - first, q.bits, q.contractive);
+  const std::uint64_t seed = q.seeds[s.node[b]];
+  const std::uint64_t step = q.steps[b];
+  float errors = 0;
+  for (std::size_t e = first + threadIdx.x; e < end; e += kChocoThreads) {
+    const float d = r.g[e];
+    const float v = qsgd_element(k, d, counter_uniform(seed, step, e));
+    r.out[e] = v;
+    c.xhat[row + e] += v;
+    errors += (v - d) * (v - d);
+  }
+  errors = choco_block_sum(errors, part);
+  if (threadIdx.x == 0) {
+    float* stats = bucket_stats + 2 * (static_cast<std::size_t>(b) * gridDim.x + blockIdx.x);
+    stats[0] = k.pass_through ? 0.0f : errors; // Qsgd::encode counts no error there
+    stats[1] = norm;
+  }
+}
+// Each step entry's encoding figures from its buckets' (GossipStats::encoded's per message:
+// ||q - d|| and, for d != 0, ||q - d|| / ||d||, from the buckets' sums in bucket order in
+// double, as Qsgd::encode's EncodeStats), added to its node's running sums (4 per node:
+// error, count, relative error, its count). One thread per entry; a node is in one entry.
+__global__ void choco_stats_kernel(const int* node, int count, const float* bucket_stats,
+                                   unsigned buckets, double* node_sums) {
+  const int b = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (b >= count)
+    return;
+  double error_sq = 0, norm_sq = 0;
+  for (unsigned k = 0; k < buckets; ++k) {
+    const float* stats = bucket_stats + 2 * (static_cast<std::size_t>(b) * buckets + k);
+    error_sq += static_cast<double>(stats[0]);
+    norm_sq += static_cast<double>(stats[1]) * static_cast<double>(stats[1]);
+  }
+  double* sums = node_sums + 4 * static_cast<std::size_t>(node[b]);
+  const double error = sqrt(error_sq);
+  sums[0] += error;
+  sums[1] += 1;
+  if (norm_sq > 0) {
+    sums[2] += error / sqrt(norm_sq);
+    sums[3] += 1;
+  }
+}
+
 // The first-layer weights' fused local step (fused_first_layer.hpp): block x a tile of
 // step entry first_entry + y's weights.
 __global__ void fused_first_layer_kernel(StepBatch s, FirstLayerPlan f, float* grads,
@@ -114,18 +203,47 @@ public:
   // --- ResidentVectors: plans queued by the hooks (each node's own entry: no race) ---
   void set_local_update(const LocalUpdateRule& rule) override {
     rule_ = rule;
-    if (rule.keeps_rule_rows()) { // zero, before the first message
-      for (DeviceArray<float>& rows : rule_rows_) {
-        rows.resize(nodes_ * P_, "cudaMalloc (resident rule rows)");
-        check(cudaMemsetAsync(rows.data, 0, nodes_ * P_ * sizeof(float), stream_),
-              "cudaMemsetAsync (resident rule rows)");
-      }
+    for (int k = 0; k < rule.rule_rows(); ++k) { // zero, before the first message
+      DeviceArray<float>& rows = rule_rows_[k];
+      rows.resize(nodes_ * P_, "cudaMalloc (resident rule rows)");
+      check(cudaMemsetAsync(rows.data, 0, nodes_ * P_ * sizeof(float), stream_),
+            "cudaMemsetAsync (resident rule rows)");
+    }
+    if (rule.flags_first_step())
       stepped_.assign(nodes_, 0);
+    if (rule.choco) {
+      if (rule.qsgd.bits <= 0 || rule.qsgd.bucket == 0 || rule.qsgd.seeds == nullptr)
+        throw std::logic_error("resident CHOCO-SGD: the device runs QSGD by buckets only");
+      choco_sums_.resize(4 * nodes_, "cudaMalloc (resident encoding sums)");
+      check(cudaMemsetAsync(choco_sums_.data, 0, 4 * nodes_ * sizeof(double), stream_),
+            "cudaMemsetAsync (resident encoding sums)");
+      choco_steps_.assign(nodes_, 0);
     }
   }
+  bool take_encode_sums(EncodeSums& out) override {
+    if (!rule_.choco)
+      return false;
+    std::vector<double> sums(4 * nodes_);
+    check(cudaMemcpyAsync(sums.data(), choco_sums_.data, sums.size() * sizeof(double),
+                          cudaMemcpyDeviceToHost, stream_),
+          "cudaMemcpyAsync (resident encoding sums)");
+    check(cudaMemsetAsync(choco_sums_.data, 0, sums.size() * sizeof(double), stream_),
+          "cudaMemsetAsync (resident encoding sums)");
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    bus_.device_to_host_bytes += static_cast<std::int64_t>(sums.size() * sizeof(double));
+    out = {};
+    for (std::size_t i = 0; i < nodes_; ++i) { // in node order: the same bits every run
+      out.error += sums[4 * i];
+      out.count += static_cast<std::int64_t>(sums[4 * i + 1]);
+      out.relative += sums[4 * i + 2];
+      out.relative_count += static_cast<std::int64_t>(sums[4 * i + 3]);
+    }
+    return true;
+  }
   // Whether the batch runner may fuse a first layer's gradient into the local steps: not
-  // with a rule of its own rows (gradient tracking, D²), whose step reads the whole gradient.
-  bool can_fuse() const { return !rule_.keeps_rule_rows(); }
+  // with a rule of its own rows (gradient tracking, D², CHOCO-SGD), whose step reads the
+  // whole gradient.
+  bool can_fuse() const { return rule_.rule_rows() == 0; }
   void mix_into_model(int node, std::uint32_t self_id, float self_w,
                       std::span<const std::uint32_t> in_ids, std::span<const float> in_w,
                       float lr) override {
@@ -148,6 +266,15 @@ public:
                           P_ * sizeof(float), cudaMemcpyDeviceToDevice, stream_),
           "cudaMemcpyAsync (resident message)");
     check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  }
+  void write_rule_row(int node, int k, std::span<const float> values) override {
+    if (k >= rule_.rule_rows() || values.size() != P_)
+      throw std::invalid_argument("resident rule row: no such row, or not of the model's size");
+    check(cudaMemcpyAsync(rule_rows_[k].data + static_cast<std::size_t>(node) * P_, values.data(),
+                          P_ * sizeof(float), cudaMemcpyHostToDevice, stream_),
+          "cudaMemcpyAsync (resident rule row)");
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); // values is the caller's
+    bus_.host_to_device_bytes += static_cast<std::int64_t>(P_ * sizeof(float));
   }
   void push_models(std::span<const float> models) override {
     if (models.size() != nodes_ * P_)
@@ -290,6 +417,8 @@ public:
                    rule_.combine_then_adapt ? mix_lr_.device.data : nullptr,
                    grads_.data};
     batch.decentlam = rule_.decentlam;
+    batch.choco = rule_.choco;
+    batch.choco_rows = choco_rows();
     float* models = models_.data;
     float* mhat = momenta_.data; // read and written only with a quasi-global or DecentLaM rule
     const std::size_t P = P_;
@@ -401,7 +530,7 @@ public:
       step_lr_.host.data[b] = s.lr;
       ++b;
     }
-    if (rule_.keeps_rule_rows()) { // each entry's first-step flag, then its node has stepped
+    if (rule_.flags_first_step()) { // each entry's first-step flag, then its node has stepped
       if (fused)
         throw std::logic_error("resident local steps: a rule with rows of its own is never fused");
       step_first_.reserve(count);
@@ -415,6 +544,8 @@ public:
     step_node_.upload(stream_, count, bus_);
     step_out_.upload(stream_, count, bus_);
     step_lr_.upload(stream_, count, bus_);
+    if (rule_.choco) // each entry's step count, a plan too
+      plan_choco_steps(count);
     check(cudaEventRecord(steps_planned_.event, stream_), "cudaEventRecord (resident plans)");
     const StepBatch batch{step_node_.device.data, step_out_.device.data,   step_lr_.device.data,
                           rule_.momentum,         rule_.weight_decay,      rule_.nesterov,
@@ -423,7 +554,11 @@ public:
     const float* models = models_.data;
     float* momenta = momenta_.data; // null without momentum: never read then
     const std::size_t P = P_;
-    if (rule_.keeps_rule_rows()) {
+    if (rule_.choco) {
+      run_choco_steps(batch, count);
+      return;
+    }
+    if (rule_.flags_first_step()) {
       const RuleRows rows{rule_rows_[0].data, rule_rows_[1].data, step_first_.device.data};
       if (rule_.d2)
         each_tile<kTile>(stream_, static_cast<int>(count), P,
@@ -462,6 +597,50 @@ public:
 
 private:
   static constexpr int kTile = 4; // elements per thread of the element kernels
+
+  ChocoRows choco_rows() const {
+    return {rule_rows_[0].data, rule_rows_[1].data, rule_rows_[2].data, rule_.gamma,
+            rule_.choco_adapt_then_combine};
+  }
+
+  // The step counts of the `count` entries planned in step_node_ (their streams' counters),
+  // with the plans; the seeds go up once, at the first steps.
+  void plan_choco_steps(std::size_t count) {
+    if (choco_seeds_.data == nullptr) {
+      choco_seeds_.resize(nodes_, "cudaMalloc (resident QSGD seeds)");
+      check(cudaMemcpyAsync(choco_seeds_.data, rule_.qsgd.seeds, nodes_ * sizeof(std::uint64_t),
+                            cudaMemcpyHostToDevice, stream_),
+            "cudaMemcpyAsync (resident QSGD seeds)");
+      check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+      bus_.host_to_device_bytes += static_cast<std::int64_t>(nodes_ * sizeof(std::uint64_t));
+    }
+    choco_step_counts_.reserve(count);
+    for (std::size_t k = 0; k < count; ++k)
+      choco_step_counts_.host.data[k] =
+          choco_steps_[static_cast<std::size_t>(step_node_.host.data[k])]++;
+    choco_step_counts_.upload(stream_, count, bus_);
+  }
+  // CHOCO-SGD's steps of those entries (choco_step_kernel), then their encoding figures
+  // (choco_stats_kernel).
+  void run_choco_steps(const StepBatch& batch, std::size_t count) {
+    const std::size_t bucket = rule_.qsgd.bucket;
+    const auto buckets = static_cast<unsigned>((P_ + bucket - 1) / bucket);
+    choco_bucket_stats_.resize(2 * count * buckets, "cudaMalloc (resident QSGD figures)");
+    const ChocoQsgdPlan plan{rule_.qsgd.bits, bucket, rule_.qsgd.contractive, choco_seeds_.data,
+                             choco_step_counts_.device.data};
+    for (std::size_t at = 0; at < count; at += kMaxGridY) {
+      const auto slice = static_cast<unsigned>(std::min(kMaxGridY, count - at));
+      choco_step_kernel<<<dim3(buckets, slice), kChocoThreads, 0, stream_>>>(
+          batch, choco_rows(), plan, grads_.data, models_.data, momenta_.data, P_,
+          choco_bucket_stats_.data, static_cast<int>(at));
+    }
+    check(cudaGetLastError(), "kernel launch (resident CHOCO-SGD steps)");
+    constexpr int kThreads = 128;
+    choco_stats_kernel<<<static_cast<unsigned>((count + kThreads - 1) / kThreads), kThreads, 0,
+                         stream_>>>(step_node_.device.data, static_cast<int>(count),
+                                    choco_bucket_stats_.data, buckets, choco_sums_.data);
+    check(cudaGetLastError(), "kernel launch (resident CHOCO-SGD figures)");
+  }
 
   // One step of a pairwise method, on the stream: after the batches' kernels queued before
   // it, before those queued after.
@@ -580,9 +759,17 @@ private:
   StagedPlan<float> mix_self_w_, mix_in_w_, mix_lr_, step_lr_;
   StagedPlan<float*> step_out_;
   StagedPlan<int> step_first_;      // gradient tracking: the entries' first-step flags
-  DeviceArray<float> rule_rows_[2]; // a rule's own rows (RuleRows: GT's y, g_prev; D²'s)
+  DeviceArray<float> rule_rows_[3]; // a rule's own rows (RuleRows: GT's y, g_prev; D²'s;
+                                    // CHOCO-SGD's x_half, xhat, s)
   std::vector<char> stepped_;       // with rule rows: the node has made its first step
   CudaEvent steps_planned_;         // after the last steps' plans were copied up
+  // CHOCO-SGD: each node's device seed and step count, each entry's step, the buckets'
+  // figures of the last steps and each node's running sums of its encodings' figures.
+  DeviceArray<std::uint64_t> choco_seeds_;
+  std::vector<std::uint64_t> choco_steps_;
+  StagedPlan<std::uint64_t> choco_step_counts_;
+  DeviceArray<float> choco_bucket_stats_;
+  DeviceArray<double> choco_sums_;
 };
 
 } // namespace

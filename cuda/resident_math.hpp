@@ -9,7 +9,10 @@
 #include "cuda/mlp_batch_math.hpp"
 #include "sim/engine/resident_vectors.hpp"
 
+#include <cfloat>
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
 
 // Unrolls a tile's loop over its J elements on the device, so that the per-element values
 // stay in registers (the host compilers, nvcc's host pass included, take the loops as they
@@ -21,6 +24,24 @@
 #endif
 
 namespace dtsim::cuda {
+
+// CHOCO-SGD's own rows (the choco rule's, nodes x P each) and its consensus step.
+struct ChocoRows {
+  float* x_half = nullptr;
+  float* xhat = nullptr;
+  float* s = nullptr;
+  float gamma = 0;
+  bool adapt_then_combine = true;
+};
+
+// One element of CHOCO-SGD's mixing end (ChocoSgd::consensus): s += mixed, then
+// x = x_half + gamma (s - xhat) (adapt-then-combine) or x = x_half.
+DTSIM_HD inline void choco_consensus_element(const ChocoRows& c, float mixed, float s_old,
+                                             float x_half, float xhat, float* s, float* x) {
+  const float s_new = s_old + mixed;
+  *s = s_new;
+  *x = c.adapt_then_combine ? x_half + c.gamma * (s_new - xhat) : x_half;
+}
 
 // The mixings of a batch: entry b sets model node[b] (rows of P floats in `models`) to
 // x_new = self_w[b] * self[b] + sum over c in [first[b], first[b + 1]) of in_w[c] * in[c],
@@ -47,6 +68,10 @@ struct MixBatch {
   // DecentLaM: with refresh_lr, the buffer is a momentum on the displacement,
   // m = mu m + (x - x_new) / lr, and x = x - lr m (quasi_global_refresh's sibling).
   bool decentlam = false;
+  // CHOCO-SGD (self and inputs the messages q): the sum is not the model but the mixed q,
+  // which choco_consensus_element adds to s before it writes the model.
+  bool choco = false;
+  ChocoRows choco_rows = {};
 };
 
 // A tile of batch entry b's elements: e = e0 + j * stride for j < J (those below P). The
@@ -97,6 +122,26 @@ DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std
     }
   }
   float* x = models + row;
+  if (m.choco) { // every row's element loaded before the first store (local_step_tile's why)
+    const ChocoRows& rows = m.choco_rows;
+    float s_old[J], half[J], xhat[J];
+    DTSIM_UNROLL
+    for (int j = 0; j < J; ++j) {
+      const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
+      const bool in_row = e < P;
+      s_old[j] = in_row ? rows.s[row + e] : 0.0f;
+      half[j] = in_row ? rows.x_half[row + e] : 0.0f;
+      xhat[j] = in_row && rows.adapt_then_combine ? rows.xhat[row + e] : 0.0f;
+    }
+    DTSIM_UNROLL
+    for (int j = 0; j < J; ++j) {
+      const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
+      if (e >= P)
+        break;
+      choco_consensus_element(rows, v[j], s_old[j], half[j], xhat[j], rows.s + row + e, x + e);
+    }
+    return;
+  }
   if (!m.refresh_lr && !m.subtract_lr) { // the plain mixing: nothing more to read
     DTSIM_UNROLL
     for (int j = 0; j < J; ++j) {
@@ -234,7 +279,7 @@ DTSIM_HD inline void local_step_tile(const StepBatch& s, float* grads, const flo
   }
 }
 
-// A rule's own rows (LocalUpdateRule::keeps_rule_rows), nodes x P each: gradient tracking's
+// A rule's own rows (LocalUpdateRule::rule_rows), nodes x P each: gradient tracking's
 // trackers y and g_prev, D²'s x_prev and lr g_prev; and per step entry a first-step flag.
 struct RuleRows {
   float* a = nullptr;
@@ -320,6 +365,69 @@ DTSIM_HD inline void d2_step_tile(const StepBatch& s, const RuleRows& t, const f
     x_prev[e] = xv[j];
     lr_g_prev[e] = lr_g;
   }
+}
+
+// One element of CHOCO-SGD's step before its compression (LocalUpdate::step, then
+// ChocoSgd::difference): x_half = x - lr u (local_step_element, the momentum written to m),
+// with combine-then-adapt x_half += gamma (s - xhat); x_half is written and the difference
+// d = x_half - xhat returned.
+DTSIM_HD inline float choco_difference_element(const StepBatch& s, const ChocoRows& c, float lr,
+                                               float g, float x, float m_old, float xhat, float sum,
+                                               float* m, float* x_half) {
+  float half = 0;
+  local_step_element(s, lr, g, x, m_old, nullptr, m, &half);
+  if (!c.adapt_then_combine)
+    half = half + c.gamma * (sum - xhat);
+  *x_half = half;
+  return half - xhat;
+}
+
+// A QSGD bucket's constants (Qsgd::encode's), from its length and its float norm: one level
+// is unit (norm / s, over tau in the contractive form); a bucket whose norm is zero or not
+// finite passes through unquantized.
+struct QsgdBucket {
+  float levels = 0;           // s = 2^bits - 1
+  float levels_over_norm = 0; // s / norm
+  float unit = 0;
+  bool pass_through = false;
+};
+DTSIM_HD inline QsgdBucket qsgd_bucket(float norm, std::size_t len, int bits, bool contractive) {
+  QsgdBucket q;
+  q.levels = static_cast<float>((1 << bits) - 1);
+  q.pass_through = !(norm > 0.0f && norm <= FLT_MAX);
+  q.levels_over_norm = q.levels / norm;
+  q.unit = norm / q.levels;
+  if (contractive) {
+    const double lb = static_cast<double>(len);
+    const double sd = static_cast<double>(q.levels);
+    q.unit /= static_cast<float>(1.0 + fmin(lb / (sd * sd), sqrt(lb) / sd));
+  }
+  return q;
+}
+// Element d of the bucket quantized with the uniform u in (0, 1): floor(r + u) levels,
+// r = min(|d| s / norm, s), so that r is rounded up with probability frac(r); d's sign.
+DTSIM_HD inline float qsgd_element(const QsgdBucket& q, float d, float u) {
+  if (q.pass_through)
+    return d;
+  const float r = fminf(fabsf(d) * q.levels_over_norm, q.levels) + u;
+  return copysignf(floorf(r) * q.unit, d);
+}
+
+// splitmix64's finalizer: a bijective mix of the 64 bits.
+DTSIM_HD inline std::uint64_t mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+// The device's uniform for element e of a node's step (CHOCO-SGD's QSGD on cuda-resident):
+// counter-based, a hash of (the node's seed, its step, e / 4), so that every bucket draws in
+// parallel; each 64-bit value gives four uniforms on fill_uniforms' grid of 2^16 midpoints,
+// as the host's stream does (whose draws are sequential and so not these).
+DTSIM_HD inline float counter_uniform(std::uint64_t seed, std::uint64_t step, std::size_t e) {
+  const std::uint64_t r = mix64(mix64(seed + step * 0x9E3779B97F4A7C15ull) +
+                                static_cast<std::uint64_t>(e / 4) * 0xD1B54A32D192ED03ull);
+  const auto bits = static_cast<unsigned>((r >> (16 * (e % 4))) & 0xFFFFu);
+  return (static_cast<float>(bits) + 0.5f) * 0x1p-16f;
 }
 
 // A tile of ResidentVectors::apply's step dst = op(a, b, s, t, u) (vector_ops.hpp's

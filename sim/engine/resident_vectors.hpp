@@ -58,6 +58,29 @@ enum class VectorOp : std::uint8_t {
   mean_of_sum,
 };
 
+// A compression that a node's local step applies on a resident backend (CHOCO-SGD's): the
+// algorithm's own compressor and random stream for that node. Called from the step's task,
+// one node at a time per node (tasks of different nodes run in parallel).
+class ResidentEncoder {
+public:
+  // wire = C(x), as the algorithm's host path would encode it.
+  virtual void encode(int node, std::span<const float> x, std::span<float> wire) = 0;
+
+protected:
+  ~ResidentEncoder() = default;
+};
+
+// The compressor a device runs for a resident CHOCO-SGD (the host's runs through
+// ResidentEncoder): QSGD by buckets, bits > 0 (0: none that a device can run).
+struct ResidentQsgd {
+  int bits = 0;
+  std::uint32_t bucket = 0;
+  bool contractive = false;
+  // Seeds of each node's device stream (the device's draws are its own: counter-based, so
+  // that every bucket draws in parallel; the host's stream cannot be split that way).
+  const std::uint64_t* seeds = nullptr;
+};
+
 class ResidentVectors {
 public:
   virtual ~ResidentVectors() = default;
@@ -82,6 +105,13 @@ public:
   // d2 (D², no momentum): the local step sends x - lr g at the node's first step, then
   // 2 x - x_prev - (lr g - lr_prev g_prev), with g = g + wd x, and keeps x_prev = x and
   // lr g; the mixing is the plain one.
+  // choco (CHOCO-SGD): three rows of the rule's own, x_half, the public estimate xhat and
+  // s = sum_j W_ij xhat_j (written at the start, write_rule_row). The local step:
+  // x_half = x - lr u (the momentum as above), with choco_adapt_then_combine false then
+  // x_half += gamma (s - xhat); q = C(x_half - xhat) (the encoder's; on a device
+  // `qsgd`'s); xhat += q; the message is q. The mixing, its self the node's own message:
+  // s += self_w q_i + sum_j w_j q_j, then x = x_half + gamma (s - xhat) (adapt-then-combine)
+  // or x = x_half.
   struct LocalUpdateRule {
     float momentum = 0;
     float weight_decay = 0;
@@ -92,11 +122,18 @@ public:
     bool gradient_tracking = false;
     bool d2 = false;
     bool decentlam = false;
+    bool choco = false;
+    float gamma = 0;
+    bool choco_adapt_then_combine = true;
+    ResidentEncoder* encoder = nullptr;
+    ResidentQsgd qsgd = {};
     // The vectors of P floats in a message: two with gradient tracking, else one.
     std::size_t message_vectors() const { return gradient_tracking ? 2 : 1; }
-    // Whether the rule keeps two rows of its own per node (gradient tracking's y and g_prev,
-    // D²'s x_prev and lr g_prev) and a first-step flag.
-    bool keeps_rule_rows() const { return gradient_tracking || d2; }
+    // The rows of its own the rule keeps per node: gradient tracking's y and g_prev, D²'s
+    // x_prev and lr g_prev, CHOCO-SGD's x_half, xhat and s.
+    int rule_rows() const { return choco ? 3 : gradient_tracking || d2 ? 2 : 0; }
+    // Whether the local step needs a first-step flag (gradient tracking, D²).
+    bool flags_first_step() const { return gradient_tracking || d2; }
   };
   // mix_into_model's self_id for "the node's own model" (combine-then-adapt).
   static constexpr std::uint32_t kOwnModel = 0xFFFFFFFFu;
@@ -120,6 +157,9 @@ public:
   // At the start, before any step (the engine thread): message[id] = node's model (an
   // asynchronous method's first copies of its neighbours).
   virtual void copy_model_to_message(int node, std::uint32_t id) = 0;
+  // At the start, before any step (the engine thread): the rule's own row k of node =
+  // values (CHOCO-SGD's initial public estimates and their weighted sums).
+  virtual void write_rule_row(int node, int k, std::span<const float> values) = 0;
 
   // The engine's copy of the models (one column of dim floats per node) to and from here.
   virtual void push_models(std::span<const float> models) = 0;
@@ -151,6 +191,17 @@ public:
   // engine's own; on a device its own fixed-order reduction, deterministic but not the
   // host's bits).
   virtual double consensus_distance() = 0;
+  // The figures of the encodings that the backend ran itself (a device's QSGD, rule.qsgd)
+  // since the last call, summed over the nodes in node order: per message ||q - d||, and
+  // ||q - d|| / ||d|| where d != 0, with their counts (GossipStats' quantization columns).
+  // False where the encodings ran through the rule's encoder, whose owner counts them.
+  struct EncodeSums {
+    double error = 0;
+    std::int64_t count = 0;
+    double relative = 0;
+    std::int64_t relative_count = 0;
+  };
+  virtual bool take_encode_sums(EncodeSums& /*out*/) { return false; }
   // How many apply() calls wrote a model: the engine's pulled copy is stale when this moved.
   std::uint64_t model_writes() const { return model_writes_; }
 

@@ -3,6 +3,7 @@
 #include "sim/optimizers/choco_sgd.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/optimizers/compression/qsgd.hpp"
 #include "topologies/topology.hpp"
 
 namespace dtsim {
@@ -55,50 +56,131 @@ std::string ChocoSgd::describe() const {
 }
 
 std::size_t ChocoSgd::state_bytes() const {
-  return GossipProtocol::state_bytes() + update_.state_bytes() +
-         4 * nodes_.size() * dim() * sizeof(float);
+  const std::size_t vectors = resident() ? 0 : 4 * nodes_.size() * dim();
+  return GossipProtocol::state_bytes() + update_.state_bytes() + vectors * sizeof(float);
+}
+
+ResidentQsgd ChocoSgd::device_qsgd() const {
+  // A device compresses each bucket in one block of threads, the bucket in registers.
+  constexpr std::size_t kLargestDeviceBucket = 8192;
+  const auto* q = dynamic_cast<const Qsgd*>(nodes_[0].compressor.get());
+  if (q == nullptr || q->bucket() == 0 || q->bucket() > kLargestDeviceBucket)
+    return {};
+  return {q->bits(), static_cast<std::uint32_t>(q->bucket()), q->contractive(), nullptr};
+}
+
+bool ChocoSgd::can_attach_resident() const {
+  return device_qsgd().bits > 0;
+}
+
+bool ChocoSgd::attach_resident(ResidentVectors& vectors) {
+  if (!can_attach_resident())
+    return false;
+  ResidentVectors::LocalUpdateRule rule = update_.rule();
+  rule.choco = true;
+  rule.gamma = gamma_;
+  rule.choco_adapt_then_combine = adapt_then_combine_;
+  rule.encoder = this;
+  device_seeds_.assign(nodes_.size(), 0); // drawn in prepare()
+  rule.qsgd = device_qsgd();
+  rule.qsgd.seeds = device_seeds_.data();
+  vectors.set_local_update(rule);
+  set_resident(vectors);
+  update_.release_state();
+  for (NodeState& s : nodes_) {
+    Vec().swap(s.x_half);
+    Vec().swap(s.xhat);
+    Vec().swap(s.s);
+    Vec().swap(s.scratch);
+  }
+  return true;
 }
 
 void ChocoSgd::prepare(Context& ctx) {
   // The public estimates start at the initial models, which every node knows (in a run
   // they are one common model); s_i is their weighted sum, in neighbour order.
+  Vec xhat, sum;
   for (int i = 0; i < ctx.num_nodes(); ++i) {
     NodeState& s = nodes_[static_cast<std::size_t>(i)];
-    s.xhat = as_vec(ctx.params_view(i));
-    s.s = static_cast<float>(topology_.self_weight(i)) * s.xhat;
+    Vec& estimate = resident() ? xhat : s.xhat;
+    Vec& weighted = resident() ? sum : s.s;
+    estimate = as_vec(ctx.params_view(i));
+    weighted = static_cast<float>(topology_.self_weight(i)) * estimate;
     const auto nb = topology_.neighbors(i);
     const auto w = topology_.weights(i);
     for (std::size_t k = 0; k < nb.size(); ++k)
-      s.s += static_cast<float>(w[k]) * as_vec(ctx.params_view(nb[k]));
+      weighted += static_cast<float>(w[k]) * as_vec(ctx.params_view(nb[k]));
     s.rng = Rng(ctx.rng(i).next_u64());
+    if (resident()) { // rows 1 and 2 of the choco rule; a device's stream seeded from s.rng's
+      resident()->write_rule_row(i, 1, {estimate.data(), dim()});
+      resident()->write_rule_row(i, 2, {weighted.data(), dim()});
+      device_seeds_[static_cast<std::size_t>(i)] = Rng(s.rng).next_u64();
+    }
   }
 }
 
-void ChocoSgd::local_step(int node, std::span<const float> x, std::span<float> grad) {
+void ChocoSgd::difference(bool adapt_then_combine, float gamma, std::span<float> x_half,
+                          std::span<const float> xhat, std::span<const float> s,
+                          std::span<float> diff) {
+  if (!adapt_then_combine)
+    as_vec(x_half) += gamma * (as_vec(s) - as_vec(xhat));
+  as_vec(diff) = as_vec(std::span<const float>(x_half)) - as_vec(xhat);
+}
+
+void ChocoSgd::estimate(std::span<float> xhat, std::span<const float> q) {
+  as_vec(xhat) += as_vec(q);
+}
+
+void ChocoSgd::consensus(bool adapt_then_combine, float gamma, std::span<const float> mixed,
+                         std::span<float> s, std::span<const float> x_half,
+                         std::span<const float> xhat, std::span<float> x) {
+  as_vec(s) += as_vec(mixed);
+  if (adapt_then_combine)
+    as_vec(x) = as_vec(x_half) + gamma * (as_vec(std::span<const float>(s)) - as_vec(xhat));
+  else
+    as_vec(x) = as_vec(x_half);
+}
+
+void ChocoSgd::encode(int node, std::span<const float> x, std::span<float> wire) {
   NodeState& s = nodes_[static_cast<std::size_t>(node)];
-  update_.step(node, grad, x, step_lr(node), {s.x_half.data(), dim()});
-  if (!adapt_then_combine_)
-    s.x_half += gamma_ * (s.s - s.xhat);
-  s.scratch = s.x_half - s.xhat;
+  s.last = s.compressor->encode(x, wire, s.rng);
+  s.encoded = true;
+}
+
+void ChocoSgd::local_step(int node, std::span<const float> x, std::span<float> grad) {
+  if (resident()) { // the backend steps, compresses (with encode() on the host) and sends q
+    resident()->local_step(node, outgoing_id(node), step_lr(node));
+    return;
+  }
+  NodeState& s = nodes_[static_cast<std::size_t>(node)];
+  const std::span<float> x_half{s.x_half.data(), dim()};
+  const std::span<float> xhat{s.xhat.data(), dim()};
+  const std::span<float> diff{s.scratch.data(), dim()};
+  update_.step(node, grad, x, step_lr(node), x_half);
+  difference(adapt_then_combine_, gamma_, x_half, xhat, {s.s.data(), dim()}, diff);
   const std::span<float> q = outgoing(node, 0);
-  s.last = s.compressor->encode({s.scratch.data(), dim()}, q, s.rng);
-  s.xhat += as_vec(q);
+  encode(node, diff, q);
+  estimate(xhat, q);
 }
 
 void ChocoSgd::combine(int node, std::span<float> x) {
+  if (resident()) { // s += W_ii q_i + sum_j W_ij q_j and the consensus step, in the backend
+    queue_mix(node);
+    return;
+  }
   NodeState& s = nodes_[static_cast<std::size_t>(node)];
   // s_i += W_ii q_i + sum_j W_ij q_j, summed in neighbour order.
-  mix(node, 0, sent(node, 0), {s.scratch.data(), dim()});
-  s.s += s.scratch;
-  if (adapt_then_combine_)
-    as_vec(x) = s.x_half + gamma_ * (s.s - s.xhat);
-  else
-    as_vec(x) = s.x_half;
+  const std::span<float> mixed{s.scratch.data(), dim()};
+  mix(node, 0, sent(node, 0), mixed);
+  consensus(adapt_then_combine_, gamma_, mixed, {s.s.data(), dim()}, {s.x_half.data(), dim()},
+            {s.xhat.data(), dim()}, x);
 }
 
 std::int64_t ChocoSgd::message_bytes(int node) {
-  const NodeState& s = nodes_[static_cast<std::size_t>(node)];
-  stats_.encoded(s.last);
+  NodeState& s = nodes_[static_cast<std::size_t>(node)];
+  if (s.encoded) // else a device encoded it: its figures come in add_metrics
+    stats_.encoded(s.last);
+  s.encoded = false;
   const std::int64_t payload = s.compressor->encoded_bytes(wire_dim());
   for (std::size_t k = 0; k < topology_.neighbors(node).size(); ++k)
     stats_.sent(payload, wire_dim());
@@ -106,6 +188,8 @@ std::int64_t ChocoSgd::message_bytes(int node) {
 }
 
 void ChocoSgd::add_metrics(std::vector<std::pair<std::string, double>>& columns) const {
+  if (ResidentVectors::EncodeSums e; resident() && resident()->take_encode_sums(e))
+    stats_.encoded_sums(e.error, e.count, e.relative, e.relative_count);
   stats_.add_metrics(columns);
   GossipProtocol::add_metrics(columns);
 }

@@ -36,11 +36,37 @@ namespace dtsim {
 // Keys: GossipProtocol's (lr, lr_schedule, mode: sync), gamma (consensus step in (0, 1],
 // default 0.5), order, compressor (map, default {kind: qsgd}), and LocalUpdate's momentum,
 // nesterov, weight_decay.
-class ChocoSgd final : public GossipProtocol {
+class ChocoSgd final : public GossipProtocol, private ResidentEncoder {
 public:
   ChocoSgd(const Params& p, const AlgorithmSetup& setup);
   std::string describe() const override;
   std::size_t state_bytes() const override;
+
+  // On a resident backend: x_half, xhat and s stay there (ResidentVectors' choco rule), the
+  // messages q too; the node's compressor and stream stay here and encode inside the
+  // backend's local step (cpu-resident), or the device runs its own QSGD (cuda-resident;
+  // QSGD by buckets only: other compressors, or qsgd's whole-vector bucket, keep this method
+  // off resident backends).
+  bool attach_resident(ResidentVectors& vectors) override;
+  bool can_attach_resident() const override;
+  // Model, gradient (the difference, then the mixed q), momentum, x_half, xhat, s and about
+  // two messages.
+  std::size_t resident_vectors_per_node() const override { return 8; }
+
+  // The step's math around the compression, on caller-owned vectors: the one definition
+  // that the host path and a resident backend on the host run, so that both give the same
+  // bits. After LocalUpdate's step wrote x_half: with combine_then_adapt,
+  // x_half += gamma (s - xhat); then diff = x_half - xhat.
+  static void difference(bool adapt_then_combine, float gamma, std::span<float> x_half,
+                         std::span<const float> xhat, std::span<const float> s,
+                         std::span<float> diff);
+  // After the encoding q = C(diff): xhat += q.
+  static void estimate(std::span<float> xhat, std::span<const float> q);
+  // The mixing's end, mixed = W_ii q_i + sum_j W_ij q_j: s += mixed; then
+  // x = x_half + gamma (s - xhat) (adapt-then-combine) or x = x_half.
+  static void consensus(bool adapt_then_combine, float gamma, std::span<const float> mixed,
+                        std::span<float> s, std::span<const float> x_half,
+                        std::span<const float> xhat, std::span<float> x);
   void add_metrics(std::vector<std::pair<std::string, double>>& columns) const override;
   void add_node_columns(
       std::vector<std::pair<std::string, std::vector<double>>>& columns) const override;
@@ -54,9 +80,13 @@ private:
     std::unique_ptr<Compressor> compressor;
     Rng rng{0}; // the node's compressor stream, used only inside its tasks
     EncodeStats last;
+    bool encoded = false; // `last` is of the message about to go out (host encodings only)
   };
 
   void prepare(Context& ctx) override;
+  void encode(int node, std::span<const float> x, std::span<float> wire) override;
+  // The device's QSGD for this compressor (bits 0: none).
+  ResidentQsgd device_qsgd() const;
   void local_step(int node, std::span<const float> x, std::span<float> grad) override;
   void combine(int node, std::span<float> x) override;
   std::int64_t message_bytes(int node) override;
@@ -66,6 +96,7 @@ private:
   bool adapt_then_combine_;
   LocalUpdate update_;
   std::vector<NodeState> nodes_;
+  std::vector<std::uint64_t> device_seeds_; // resident: each node's device stream
   GossipStats stats_;
 };
 

@@ -4,6 +4,7 @@
 
 #include "sim/core/errors.hpp"
 #include "sim/engine/consensus_distance.hpp"
+#include "sim/optimizers/choco_sgd.hpp"
 #include "sim/optimizers/d2.hpp"
 #include "sim/optimizers/gossip_protocol.hpp"
 #include "sim/optimizers/gradient_tracking.hpp"
@@ -42,11 +43,11 @@ std::span<float> CpuResidentGradients::rule_row(int node, int k) {
 
 void CpuResidentGradients::set_local_update(const LocalUpdateRule& rule) {
   rule_ = rule;
-  if (rule.keeps_rule_rows()) {
-    for (Eigen::MatrixXf& rows : rule_rows_)
-      rows = Eigen::MatrixXf::Zero(static_cast<Eigen::Index>(dim_), models_.cols());
+  for (int k = 0; k < rule.rule_rows(); ++k)
+    rule_rows_.at(static_cast<std::size_t>(k)) =
+        Eigen::MatrixXf::Zero(static_cast<Eigen::Index>(dim_), models_.cols());
+  if (rule.flags_first_step())
     stepped_.assign(static_cast<std::size_t>(models_.cols()), 0);
-  }
 }
 
 Vec& CpuResidentGradients::message(std::uint32_t id) {
@@ -75,6 +76,11 @@ void CpuResidentGradients::local_step(int node, std::uint32_t out_id, float lr) 
 
 void CpuResidentGradients::copy_model_to_message(int node, std::uint32_t id) {
   message(id).head(static_cast<Eigen::Index>(dim_)) = models_.col(node);
+}
+
+void CpuResidentGradients::write_rule_row(int node, int k, std::span<const float> values) {
+  DTSIM_ASSERT(k < rule_.rule_rows() && values.size() == dim_, "write_rule_row: no such row");
+  as_vec(rule_row(node, k)) = as_vec(values);
 }
 
 std::span<float> CpuResidentGradients::address(VectorRef ref) {
@@ -171,6 +177,14 @@ void CpuResidentGradients::run_mix(int node) {
   Mix& m = mixes_[static_cast<std::size_t>(node)];
   m.queued = false;
   const auto input = [&](std::size_t c) -> const float* { return messages_[m.ids[c]].data(); };
+  if (rule_.choco) { // ChocoSgd::combine's: the q mixed in the gradient's row, then s and x
+    float* mixed = grads_[static_cast<std::size_t>(node)].data();
+    weighted_sum_blocked(m.self_w, messages_[m.self].data(), m.w, input, dim_, mixed,
+                         GossipProtocol::kBlock);
+    ChocoSgd::consensus(rule_.choco_adapt_then_combine, rule_.gamma, {mixed, dim_},
+                        rule_row(node, 2), rule_row(node, 0), rule_row(node, 1), model(node));
+    return;
+  }
   if (rule_.combine_then_adapt) { // Dsgd::combine's mix(node, 0, x, x); x -= lr u
     DTSIM_ASSERT(m.self == kOwnModel, "combine-then-adapt mixes the node's own model");
     float* x = model(node).data();
@@ -249,7 +263,19 @@ void CpuResidentGradients::finish(std::span<GradientJob> jobs) {
               momenta_.empty()
                   ? std::span<float>()
                   : std::span<float>(momenta_[static_cast<std::size_t>(node)].data(), dim_);
-          if (rule_.keeps_rule_rows()) {
+          if (rule_.choco) { // ChocoSgd::local_step's: the difference in the gradient's row
+            const std::span<float> x_half = rule_row(node, 0);
+            const std::span<float> xhat = rule_row(node, 1);
+            const std::span<float> diff{g.data(), dim_};
+            const std::span<float> q{messages_[s.out].data(), dim_};
+            LocalUpdate::step(rule_, diff, model(node), s.lr, m, x_half);
+            ChocoSgd::difference(rule_.choco_adapt_then_combine, rule_.gamma, x_half, xhat,
+                                 rule_row(node, 2), diff);
+            rule_.encoder->encode(node, diff, q);
+            ChocoSgd::estimate(xhat, q);
+            continue;
+          }
+          if (rule_.flags_first_step()) {
             char& stepped = stepped_[static_cast<std::size_t>(node)];
             const bool first = stepped == 0;
             stepped = 1;

@@ -35,6 +35,7 @@ public:
                       float lr) override;
   void local_step(int node, std::uint32_t out_id, float lr) override;
   void copy_model_to_message(int node, std::uint32_t id) override;
+  void write_rule_row(int node, int k, std::span<const float> values) override;
   void push_models(std::span<const float> models) override;
   void pull_models(std::span<float> models) override;
   void mean_of_rows(VectorRef::Kind rows, std::span<float> out) override;
@@ -57,7 +58,7 @@ private:
   };
   void run_op(VectorOp op, VectorRef dst, VectorRef a, VectorRef b, Scalars k) override;
   std::span<float> model(int node);
-  std::span<float> rule_row(int node, int k); // the rule's own rows (keeps_rule_rows)
+  std::span<float> rule_row(int node, int k); // the rule's own rows (rule_rows)
   Vec& message(std::uint32_t id);             // grows the store: engine thread only
   Vec& server(std::uint32_t index);           // made (zero) on first use: engine thread only
   Eigen::VectorXd& sum();                     // the same
@@ -69,9 +70,10 @@ private:
   CpuBatchedGradients gradients_;
   Eigen::MatrixXf models_; // dim x nodes, laid out as the engine's own
   Eigen::MatrixXf live_;   // dim x nodes once a method names a live model (apply)
-  // dim x nodes each, with keeps_rule_rows: gradient tracking's y and g_prev, D2's x_prev
-  // and lr g_prev; and whether each node has made its first step.
-  std::array<Eigen::MatrixXf, 2> rule_rows_;
+  // dim x nodes each, the rule's rows: gradient tracking's y and g_prev, D2's x_prev and
+  // lr g_prev, CHOCO-SGD's x_half, xhat and s; and whether each node has made its first
+  // step (flags_first_step).
+  std::array<Eigen::MatrixXf, 3> rule_rows_;
   std::vector<char> stepped_;
   std::array<Vec, 3> server_; // a parameter server's model, momentum, scratch, each once named
   Eigen::VectorXd sum_;       // a parameter server's double sum, once named

@@ -20,6 +20,14 @@ void GossipStats::encoded(const EncodeStats& s) {
   }
 }
 
+void GossipStats::encoded_sums(double error, std::int64_t count, double relative,
+                               std::int64_t relative_count) const {
+  error_sum_ += error;
+  errors_ += count;
+  rel_error_sum_ += relative;
+  rel_errors_ += relative_count;
+}
+
 void GossipStats::sent(std::int64_t payload_bytes, std::size_t coordinates) {
   payload_bits_ += 8.0 * static_cast<double>(payload_bytes);
   coordinates_ += static_cast<double>(coordinates);

@@ -29,6 +29,11 @@ class GossipStats {
 public:
   GossipStats(int nodes, bool pairwise);
   void encoded(const EncodeStats& s);
+  // Figures of many encodings at once (a device's, ResidentVectors::take_encode_sums): sums
+  // of ||Q(x) - x|| over `count` vectors and of ||Q(x) - x|| / ||x|| over `relative_count`.
+  // Const as add_metrics: they join the since-the-last-row sums that it reads and restarts.
+  void encoded_sums(double error, std::int64_t count, double relative,
+                    std::int64_t relative_count) const;
   void sent(std::int64_t payload_bytes, std::size_t coordinates);
   void decoded(int node, std::int64_t failures);
   void interaction(int initiator, int partner);

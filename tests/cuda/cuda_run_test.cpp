@@ -183,6 +183,36 @@ TEST_SUITE("cuda") {
     }
   }
 
+  TEST_CASE("CUDA: cuda-resident CHOCO-SGD matches cpu-resident and repeats bit for bit") {
+    if (!have_device())
+      return;
+    // x_half, the public estimates and their sums on the device, QSGD there by buckets with
+    // the device's own counter-based draws (not the host's stream: the same distribution,
+    // other numbers), at 8 bits so that the draws barely move the result; half an epoch.
+    // Its quantization error is the same quantity from other draws: within 5% of the host's.
+    const std::string extra = "--set stop.epochs=0.5 --set 'algorithm={name: choco-sgd, "
+                              "lr: 0.05, momentum: 0.9, gamma: 0.6, "
+                              "compressor: {kind: qsgd, bits: 8}}'";
+    const TraceContents cpu = run("cpu-resident", "choco-cpu", "scenarios/quickstart.yaml", extra);
+    const TraceContents gpu =
+        run("cuda-resident", "choco-cuda", "scenarios/quickstart.yaml", extra);
+    const TraceContents again =
+        run("cuda-resident", "choco-cuda-again", "scenarios/quickstart.yaml", extra);
+    CHECK(gpu.number_attributes.at("resident_vectors") == 1);
+    CHECK(gpu.number_attributes.at("gradient_steps") == cpu.number_attributes.at("gradient_steps"));
+    CHECK(std::abs(gpu.metrics.at("test_accuracy").back() -
+                   cpu.metrics.at("test_accuracy").back()) <= 0.005);
+    const double cpu_error = cpu.metrics.at("quantization_error_rel").back();
+    CHECK(cpu_error > 0);
+    CHECK(gpu.metrics.at("quantization_error_rel").back() ==
+          doctest::Approx(cpu_error).epsilon(0.05));
+    for (const char* column :
+         {"test_accuracy", "test_loss", "train_loss", "quantization_error", "consensus_distance"}) {
+      CAPTURE(column);
+      CHECK(same_bits(gpu.metrics.at(column), again.metrics.at(column)));
+    }
+  }
+
   TEST_CASE("CUDA: without a device, backend cuda is refused before the run with exit 2") {
     const std::string why = cuda::unavailable_reason();
     if (why.empty()) {

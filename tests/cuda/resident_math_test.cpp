@@ -2,6 +2,7 @@
 // The resident device backend's element math against the CPU algorithms' own code
 // (weighted_sum for the mixing, LocalUpdate::step for the local update), no GPU needed.
 #include "cuda/resident_math.hpp"
+#include "resident_test_vectors.hpp"
 #include "sim/core/rng.hpp"
 #include "sim/engine/consensus_distance.hpp"
 #include "sim/optimizers/d2.hpp"
@@ -20,6 +21,8 @@
 
 using namespace dtsim;
 using namespace dtsim::cuda;
+using dtsim::test::random_vector;
+using dtsim::test::relative_error;
 
 namespace {
 
@@ -37,23 +40,6 @@ template <int J, class F> void each_tile_on_host(const F& f) {
   for (std::size_t tile = 0; tile < kP; tile += J * kThreads)
     for (std::size_t t = 0; t < kThreads; ++t)
       f(tile + t, kThreads);
-}
-
-std::vector<float> random_vector(Rng& rng, std::size_t n) {
-  std::vector<float> v(n);
-  for (float& x : v)
-    x = static_cast<float>(rng.uniform(-1.0, 1.0));
-  return v;
-}
-
-// Largest |a - b| over the largest |b|.
-double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
-  double worst = 0, scale = 0;
-  for (std::size_t i = 0; i < b.size(); ++i) {
-    worst = std::max(worst, std::abs(static_cast<double>(a[i]) - static_cast<double>(b[i])));
-    scale = std::max(scale, std::abs(static_cast<double>(b[i])));
-  }
-  return worst / scale;
 }
 
 } // namespace

@@ -93,13 +93,14 @@ TEST_SUITE("engine") {
   }
 
   TEST_CASE("Resident vectors: cpu-resident runs write cpu-batched's traces") {
-    // D-PSGD in either order, QG-DSGDm, DecentLaM, gradient tracking, D2, AD-PSGD, ASGD,
-    // DC-ASGD, GSGM and SSGD keep their models, momenta, messages and server vectors in the backend
-    // (synchronous with and without momentum, Nesterov, weight decay, a time-varying schedule;
-    // asynchronous, also with reordering jitter); the others (and QG-DSGDm with a refresh
+    // D-PSGD in either order, QG-DSGDm, DecentLaM, gradient tracking, D2, CHOCO-SGD,
+    // AD-PSGD, ASGD, DC-ASGD, GSGM and SSGD keep their models, momenta, messages and server vectors
+    // in the backend (synchronous with and without momentum, Nesterov, weight decay, a time-varying
+    // schedule; asynchronous, also with reordering jitter); the others (and QG-DSGDm with a refresh
     // period, the adaptive delay compensation) cannot and run as cpu-batched. 1 and 2 threads.
     // An attached method frees its host copies of what the backend holds (momenta, QG's
-    // buffer, u, the trackers, D2's previous steps, DC's backups, GSGM's table).
+    // buffer, u, the trackers, D2's previous steps, CHOCO's estimates, DC's backups, GSGM's
+    // table).
     struct Case {
       const char* algorithm;
       std::vector<std::string> sets;
@@ -169,6 +170,20 @@ TEST_SUITE("engine") {
         // SSGD: the round's sum in the server's scratch vector; with momentum and weight decay.
         {"{name: ssgd, lr: 0.1}", {}, true},
         {"{name: ssgd, lr: 0.1, momentum: 0.9, weight_decay: 0.001}", {}, true},
+        // CHOCO-SGD: x_half, the public estimates and their sums in the backend, QSGD by
+        // buckets encoding there with the method's own streams; either order, with
+        // Nesterov momentum and weight decay, on the torus. Other compressors (and QSGD's
+        // whole-vector bucket) cannot.
+        {"{name: choco-sgd, lr: 0.1, momentum: 0.9, gamma: 0.6}", {}, true},
+        {"{name: choco-sgd, lr: 0.1, gamma: 0.5, order: combine_then_adapt, "
+         "compressor: {kind: qsgd, bits: 2, bucket: 100}}",
+         {},
+         true},
+        {"{name: choco-sgd, lr: 0.1, momentum: 0.9, nesterov: true, weight_decay: 0.001, "
+         "compressor: {kind: qsgd, bits: 8, bucket: 1000}}",
+         {"topology.kind=torus", "nodes=9"},
+         true},
+        {"{name: choco-sgd, lr: 0.1, compressor: {kind: qsgd, bucket: 0}}", {}, false},
         {"{name: choco-sgd, lr: 0.1, compressor: {kind: topk, ratio: 0.25}}", {}, false}};
     for (const Case& c : cases) {
       CAPTURE(c.algorithm);

@@ -13,8 +13,10 @@ Qsgd::Qsgd(const Params& p, const CompressorSetup& setup)
     : bits_(static_cast<int>(p.integer("bits", 4, Range::between(1, 16)))),
       bucket_(static_cast<std::size_t>(p.integer("bucket", 512, Range::non_negative()))),
       contractive_(p.choice("form", setup.contractive ? "contractive" : "unbiased",
-                            {"unbiased", "contractive"}) == "contractive"),
-      uniforms_(setup.dim) {}
+                            {"unbiased", "contractive"}) == "contractive") {
+  // uniforms_ waits for the first encode: a method whose steps a device compresses never
+  // encodes here, and n nodes' draws would be n vectors of host memory.
+}
 
 std::string Qsgd::describe() const {
   return "qsgd (" + std::to_string(bits_) + " bits, bucket " +
@@ -32,7 +34,7 @@ std::int64_t Qsgd::encoded_bytes(std::size_t dim) const {
 EncodeStats Qsgd::encode(std::span<const float> x, std::span<float> wire, Rng& rng) {
   EncodeStats st;
   if (uniforms_.size() != x.size())
-    uniforms_.resize(x.size()); // only if built for another dimension
+    uniforms_.resize(x.size()); // once
   fill_uniforms(rng, uniforms_);
   const float s = static_cast<float>((1 << bits_) - 1);
   const std::size_t b = bucket_ == 0 ? std::max<std::size_t>(x.size(), 1) : bucket_;

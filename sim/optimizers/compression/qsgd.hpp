@@ -23,12 +23,15 @@ public:
   std::string describe() const override;
   std::int64_t encoded_bytes(std::size_t dim) const override;
   EncodeStats encode(std::span<const float> x, std::span<float> wire, Rng& rng) override;
+  int bits() const { return bits_; }
+  std::size_t bucket() const { return bucket_; } // 0: the whole vector
+  bool contractive() const { return contractive_; }
 
 private:
   int bits_;
   std::size_t bucket_;
   bool contractive_;
-  std::vector<float> uniforms_; // one draw per coordinate, sized once
+  std::vector<float> uniforms_; // one draw per coordinate, sized at the first encode
 };
 
 } // namespace dtsim
