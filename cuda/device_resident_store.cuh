@@ -283,7 +283,7 @@ public:
     check(cudaMemcpyAsync(models_.data, models.data(), nodes_ * P_ * sizeof(float),
                           cudaMemcpyHostToDevice, stream_),
           "cudaMemcpyAsync (resident models)");
-    if (rule_.momentum != 0 || rule_.quasi_global || rule_.decentlam) {
+    if (rule_.keeps_momentum()) {
       momenta_.resize(nodes_ * P_, "cudaMalloc (resident momenta)");
       check(cudaMemsetAsync(momenta_.data, 0, nodes_ * P_ * sizeof(float), stream_),
             "cudaMemsetAsync (resident momenta)");
@@ -374,7 +374,8 @@ public:
     mix_in_.reserve(inputs);
     mix_in_w_.reserve(inputs);
     const bool refresh = rule_.quasi_global || rule_.decentlam; // the buffer after the mixing
-    const bool with_lr = refresh || rule_.combine_then_adapt;
+    const bool subtract = rule_.combine_then_adapt || rule_.momentum_tracking; // lr u after it
+    const bool with_lr = refresh || subtract;
     if (with_lr)
       mix_lr_.reserve(count);
     std::size_t b = 0, c = 0;
@@ -414,7 +415,7 @@ public:
                    mix_in_w_.device.data,
                    refresh ? mix_lr_.device.data : nullptr,
                    rule_.mu,
-                   rule_.combine_then_adapt ? mix_lr_.device.data : nullptr,
+                   subtract ? mix_lr_.device.data : nullptr,
                    grads_.data};
     batch.decentlam = rule_.decentlam;
     batch.choco = rule_.choco;
@@ -440,6 +441,53 @@ public:
                        });
       check(cudaGetLastError(), "kernel launch (resident tracker mixing)");
     }
+    if (rule_.momentum_tracking) { // d = mix(d - m) from the messages' second vectors, + m
+      MixBatch corrections = batch;
+      corrections.subtract_lr = nullptr;
+      corrections.u_rows = nullptr;
+      corrections.input_offset = P;
+      corrections.add_rows = momenta_.data;
+      float* d = rule_rows_[0].data;
+      each_tile<kTile>(stream_, static_cast<int>(count), P,
+                       [=] __device__(int b, std::size_t e0, std::size_t stride) {
+                         mix_tile<kTile>(corrections, d, nullptr, P, b, e0, stride);
+                       });
+      check(cudaGetLastError(), "kernel launch (resident correction mixing)");
+    }
+  }
+
+  // Momentum tracking's start of a node (public only because nvcc allows no device lambda
+  // in a private member): the first call takes the mean of every node's g0 (row d) into
+  // gbar_, summed in node order; the steps are queued on the stream in event order.
+  void start_momentum_tracking(int node, std::uint32_t out_id) override {
+    if (!rule_.momentum_tracking)
+      throw std::logic_error("start_momentum_tracking without its rule");
+    const float* d_rows = rule_rows_[0].data;
+    const int nodes = static_cast<int>(nodes_);
+    const std::size_t P = P_;
+    if (starts_ == 0) {
+      gbar_.resize(P_, "cudaMalloc (momentum tracking's mean)");
+      float* gbar = gbar_.data;
+      each_element(stream_, 1, P, [=] __device__(int, std::size_t e) {
+        gbar[e] = mean_of_rows_element(d_rows, nodes, P, e);
+      });
+      check(cudaGetLastError(), "kernel launch (momentum tracking's mean)");
+    }
+    const std::size_t row = static_cast<std::size_t>(node) * P_;
+    const float* gbar = gbar_.data;
+    const float* x = models_.data + row;
+    float* d = rule_rows_[0].data + row;
+    float* m = momenta_.data + row;
+    float* u = grads_.data + row;
+    float* d_minus_m = message(out_id) + P_;
+    const float momentum = rule_.momentum, weight_decay = rule_.weight_decay;
+    each_element(stream_, 1, P, [=] __device__(int, std::size_t e) {
+      momentum_tracking_start_element(momentum, weight_decay, gbar[e], x[e], d + e, m + e,
+                                      d_minus_m + e, u + e);
+    });
+    check(cudaGetLastError(), "kernel launch (momentum tracking's start)");
+    if (++starts_ == nodes_)
+      gbar_.release(); // cudaFree waits for the kernels that read it
   }
 
   // Where a chunk's pass reads its models and writes its gradients: the nodes' own rows when
@@ -564,6 +612,12 @@ public:
         each_tile<kTile>(stream_, static_cast<int>(count), P,
                          [=] __device__(int b, std::size_t e0, std::size_t stride) {
                            d2_step_tile<kTile>(batch, rows, grads, models, P, b, e0, stride);
+                         });
+      else if (rule_.momentum_tracking)
+        each_tile<kTile>(stream_, static_cast<int>(count), P,
+                         [=] __device__(int b, std::size_t e0, std::size_t stride) {
+                           momentum_tracking_step_tile<kTile>(batch, rows, grads, models, momenta,
+                                                              P, b, e0, stride);
                          });
       else
         each_tile<kTile>(stream_, static_cast<int>(count), P,
@@ -770,6 +824,8 @@ private:
   StagedPlan<std::uint64_t> choco_step_counts_;
   DeviceArray<float> choco_bucket_stats_;
   DeviceArray<double> choco_sums_;
+  DeviceArray<float> gbar_; // momentum tracking's mean first gradient, until every start
+  std::size_t starts_ = 0;  // momentum tracking's nodes started
 };
 
 } // namespace

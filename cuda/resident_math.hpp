@@ -62,9 +62,13 @@ struct MixBatch {
   const float* subtract_lr = nullptr; // null: nothing subtracted
   const float* u_rows = nullptr;
   // Gradient tracking's second mixing: self is the entry's own destination row (its tracker)
-  // and every input is read from this offset (the messages' second vector).
+  // and every input is read from this offset (the messages' second vector; so is self when
+  // it is not the destination: momentum tracking's second mixing).
   bool self_is_destination = false;
   std::size_t input_offset = 0;
+  // Momentum tracking's second mixing: the entry's row of add_rows (its momentum) is added
+  // to the mix.
+  const float* add_rows = nullptr;
   // DecentLaM: with refresh_lr, the buffer is a momentum on the displacement,
   // m = mu m + (x - x_new) / lr, and x = x - lr m (quasi_global_refresh's sibling).
   bool decentlam = false;
@@ -83,7 +87,7 @@ DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std
                               std::size_t e0, std::size_t stride) {
   float v[J];
   const std::size_t row = static_cast<std::size_t>(m.node[b]) * P;
-  const float* self = m.self_is_destination ? models + row : m.self[b];
+  const float* self = m.self_is_destination ? models + row : m.self[b] + m.input_offset;
   const float self_w = m.self_w[b];
   DTSIM_UNROLL
   for (int j = 0; j < J; ++j) {
@@ -142,7 +146,7 @@ DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std
     }
     return;
   }
-  if (!m.refresh_lr && !m.subtract_lr) { // the plain mixing: nothing more to read
+  if (!m.refresh_lr && !m.subtract_lr && !m.add_rows) { // the plain mixing: nothing to read
     DTSIM_UNROLL
     for (int j = 0; j < J; ++j) {
       const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
@@ -158,7 +162,7 @@ DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std
   // Only here: with the plain mixing's tail in this form Nsight Compute put the kernel at
   // 0.80 ms per 1,024-node round and 71% of the DRAM bandwidth, against 0.74 ms and 77%
   // with the loop above (H100, runs 10 and 11 of docs/cuda.md).
-  float x_old[J], mhat_old[J], u[J];
+  float x_old[J], mhat_old[J], u[J], add[J];
   DTSIM_UNROLL
   for (int j = 0; j < J; ++j) {
     const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
@@ -166,6 +170,7 @@ DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std
     x_old[j] = in_row && m.refresh_lr ? x[e] : 0.0f;
     mhat_old[j] = in_row && m.refresh_lr ? mhat[row + e] : 0.0f;
     u[j] = in_row && m.subtract_lr ? m.u_rows[row + e] : 0.0f;
+    add[j] = in_row && m.add_rows ? m.add_rows[row + e] : 0.0f;
   }
   DTSIM_UNROLL
   for (int j = 0; j < J; ++j) {
@@ -184,6 +189,8 @@ DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std
     }
     if (m.subtract_lr)
       v[j] = v[j] - subtract_lr * u[j];
+    if (m.add_rows)
+      v[j] = v[j] + add[j];
     x[e] = v[j];
   }
 }
@@ -327,6 +334,62 @@ DTSIM_HD inline void tracking_step_tile(const StepBatch& s, const RuleRows& t, f
                        r.out + e);
     r.out[P + e] = yv;
   }
+}
+
+// Momentum tracking's local step (ResidentVectors' momentum_tracking rule; the rows of
+// MomentumTracking::step, d the row a): the message's first vector is x; at the node's
+// first step d = g (g0, for the all-reduce), else m = momentum m + g + wd x, the message's
+// second vector d - m, and u = m - d into the gradient's row (the mixing subtracts lr u).
+template <int J>
+DTSIM_HD inline void momentum_tracking_step_tile(const StepBatch& s, const RuleRows& t,
+                                                 float* grads, const float* models, float* momenta,
+                                                 std::size_t P, int b, std::size_t e0,
+                                                 std::size_t stride) {
+  const StepRows r = step_rows(s, grads, models, momenta, P, b);
+  const std::size_t row = static_cast<std::size_t>(s.node[b]) * P;
+  float* d = t.a + row;
+  float* m = momenta + row; // always kept (keeps_momentum)
+  const bool first = t.first[b] != 0;
+  float g[J], x[J], d_old[J], m_old[J];
+  DTSIM_UNROLL
+  for (int j = 0; j < J; ++j) { // every load before the first store (local_step_tile's why)
+    const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
+    const bool in_row = e < P;
+    g[j] = in_row ? r.g[e] : 0.0f;
+    x[j] = in_row ? r.x[e] : 0.0f;
+    d_old[j] = in_row && !first ? d[e] : 0.0f;
+    m_old[j] = in_row && !first ? m[e] : 0.0f;
+  }
+  DTSIM_UNROLL
+  for (int j = 0; j < J; ++j) {
+    const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
+    if (e >= P)
+      break;
+    r.out[e] = x[j];
+    if (first) {
+      d[e] = g[j];
+      continue;
+    }
+    const float m_new = s.momentum * m_old[j] + g[j] + s.weight_decay * x[j];
+    m[e] = m_new;
+    r.out[P + e] = d_old[j] - m_new;
+    r.g[e] = m_new - d_old[j];
+  }
+}
+
+// One element of momentum tracking's start (MomentumTracking::initialise), d holding g0:
+// d = (g0 - gbar) / (1 - momentum), m = momentum d + g0 + wd x, the message's second vector
+// d - m and u = m - d (the gradient's row, for the mixing).
+DTSIM_HD inline void momentum_tracking_start_element(float momentum, float weight_decay, float gbar,
+                                                     float x, float* d, float* m, float* d_minus_m,
+                                                     float* u) {
+  const float g0 = *d;
+  const float dv = (g0 - gbar) / (1 - momentum);
+  const float mv = momentum * dv + g0 + weight_decay * x;
+  *d = dv;
+  *m = mv;
+  *d_minus_m = dv - mv;
+  *u = mv - dv;
 }
 
 // D²'s local step (ResidentVectors' d2 rule; D2::correct per element): g += wd x, the

@@ -105,6 +105,12 @@ public:
   // d2 (D², no momentum): the local step sends x - lr g at the node's first step, then
   // 2 x - x_prev - (lr g - lr_prev g_prev), with g = g + wd x, and keeps x_prev = x and
   // lr g; the mixing is the plain one.
+  // momentum_tracking (Momentum Tracking; momentum the beta): one row of its own, the
+  // correction d. The local step sends (x, d - m) as one message of two vectors: at the
+  // node's first step d = g (its first gradient) and the second vector waits for
+  // start_momentum_tracking; after it, m = momentum m + g + wd x. The mixing mixes the
+  // messages' first vectors (its self the node's own message, a copy of x), subtracts
+  // lr (m - d), then sets d to the mix of the second vectors plus m.
   // choco (CHOCO-SGD): three rows of the rule's own, x_half, the public estimate xhat and
   // s = sum_j W_ij xhat_j (written at the start, write_rule_row). The local step:
   // x_half = x - lr u (the momentum as above), with choco_adapt_then_combine false then
@@ -122,18 +128,26 @@ public:
     bool gradient_tracking = false;
     bool d2 = false;
     bool decentlam = false;
+    bool momentum_tracking = false;
     bool choco = false;
     float gamma = 0;
     bool choco_adapt_then_combine = true;
     ResidentEncoder* encoder = nullptr;
     ResidentQsgd qsgd = {};
-    // The vectors of P floats in a message: two with gradient tracking, else one.
-    std::size_t message_vectors() const { return gradient_tracking ? 2 : 1; }
+    // The vectors of P floats in a message: two with gradient or momentum tracking, else one.
+    std::size_t message_vectors() const { return gradient_tracking || momentum_tracking ? 2 : 1; }
     // The rows of its own the rule keeps per node: gradient tracking's y and g_prev, D²'s
-    // x_prev and lr g_prev, CHOCO-SGD's x_half, xhat and s.
-    int rule_rows() const { return choco ? 3 : gradient_tracking || d2 ? 2 : 0; }
-    // Whether the local step needs a first-step flag (gradient tracking, D²).
-    bool flags_first_step() const { return gradient_tracking || d2; }
+    // x_prev and lr g_prev, momentum tracking's d, CHOCO-SGD's x_half, xhat and s.
+    int rule_rows() const {
+      return choco ? 3 : gradient_tracking || d2 ? 2 : momentum_tracking ? 1 : 0;
+    }
+    // Whether the local step needs a first-step flag (gradient tracking, D², momentum
+    // tracking).
+    bool flags_first_step() const { return gradient_tracking || d2 || momentum_tracking; }
+    // Whether every node keeps a momentum row.
+    bool keeps_momentum() const {
+      return momentum > 0 || quasi_global || decentlam || momentum_tracking;
+    }
   };
   // mix_into_model's self_id for "the node's own model" (combine-then-adapt).
   static constexpr std::uint32_t kOwnModel = 0xFFFFFFFFu;
@@ -157,6 +171,12 @@ public:
   // At the start, before any step (the engine thread): message[id] = node's model (an
   // asynchronous method's first copies of its neighbours).
   virtual void copy_model_to_message(int node, std::uint32_t id) = 0;
+  // Momentum tracking's start at node, once its first step ran and every node's did (the
+  // engine thread, in event order as apply()): with gbar the mean of every node's first
+  // gradient (row d; the first call computes it, summed in node order), d = (g0 - gbar) /
+  // (1 - momentum), m = momentum d + g0 + wd x, and message out_id's second vector d - m
+  // (MomentumTracking::initialise).
+  virtual void start_momentum_tracking(int node, std::uint32_t out_id) = 0;
   // At the start, before any step (the engine thread): the rule's own row k of node =
   // values (CHOCO-SGD's initial public estimates and their weighted sums).
   virtual void write_rule_row(int node, int k, std::span<const float> values) = 0;

@@ -9,6 +9,7 @@
 #include "sim/optimizers/gossip_protocol.hpp"
 #include "sim/optimizers/gradient_tracking.hpp"
 #include "sim/optimizers/local_update.hpp"
+#include "sim/optimizers/momentum_tracking.hpp"
 #include "sim/optimizers/quasi_global.hpp"
 #include "sim/optimizers/server_step.hpp"
 #include "sim/optimizers/vector_ops.hpp"
@@ -76,6 +77,20 @@ void CpuResidentGradients::local_step(int node, std::uint32_t out_id, float lr) 
 
 void CpuResidentGradients::copy_model_to_message(int node, std::uint32_t id) {
   message(id).head(static_cast<Eigen::Index>(dim_)) = models_.col(node);
+}
+
+void CpuResidentGradients::start_momentum_tracking(int node, std::uint32_t out_id) {
+  DTSIM_ASSERT(rule_.momentum_tracking, "start_momentum_tracking without its rule");
+  if (starts_ == 0) { // every node's g0 is in its row d: their mean, as the all-reduce's
+    gbar_.resize(static_cast<Eigen::Index>(dim_));
+    mean_of_columns(rule_rows_[0], {gbar_.data(), dim_});
+  }
+  MomentumTracking::initialise(rule_.momentum, rule_.weight_decay, {gbar_.data(), dim_},
+                               model(node), rule_row(node, 0),
+                               {momenta_[static_cast<std::size_t>(node)].data(), dim_},
+                               {message(out_id).data() + dim_, dim_});
+  if (++starts_ == models_.cols())
+    Vec().swap(gbar_);
 }
 
 void CpuResidentGradients::write_rule_row(int node, int k, std::span<const float> values) {
@@ -161,7 +176,7 @@ double CpuResidentGradients::consensus_distance() {
 void CpuResidentGradients::push_models(std::span<const float> models) {
   DTSIM_ASSERT(models.size() == static_cast<std::size_t>(models_.size()), "push_models: size");
   std::copy(models.begin(), models.end(), models_.data());
-  if ((rule_.momentum > 0 || rule_.quasi_global || rule_.decentlam) && momenta_.empty())
+  if (rule_.keeps_momentum() && momenta_.empty())
     momenta_.assign(grads_.size(), Vec::Zero(static_cast<Eigen::Index>(dim_)));
 }
 
@@ -177,6 +192,18 @@ void CpuResidentGradients::run_mix(int node) {
   Mix& m = mixes_[static_cast<std::size_t>(node)];
   m.queued = false;
   const auto input = [&](std::size_t c) -> const float* { return messages_[m.ids[c]].data(); };
+  if (rule_.momentum_tracking) { // MomentumTracking::combine's
+    float* x = model(node).data();
+    const std::span<const float> mom{momenta_[static_cast<std::size_t>(node)].data(), dim_};
+    weighted_sum_blocked(m.self_w, x, m.w, input, dim_, x, GossipProtocol::kBlock);
+    MomentumTracking::descend(m.lr, model(node), mom, rule_row(node, 0));
+    weighted_sum_blocked(
+        m.self_w, messages_[m.self].data() + dim_, m.w,
+        [&](std::size_t c) { return input(c) + dim_; }, dim_, rule_row(node, 0).data(),
+        GossipProtocol::kBlock);
+    MomentumTracking::correct(rule_row(node, 0), mom);
+    return;
+  }
   if (rule_.choco) { // ChocoSgd::combine's: the q mixed in the gradient's row, then s and x
     float* mixed = grads_[static_cast<std::size_t>(node)].data();
     weighted_sum_blocked(m.self_w, messages_[m.self].data(), m.w, input, dim_, mixed,
@@ -280,6 +307,16 @@ void CpuResidentGradients::finish(std::span<GradientJob> jobs) {
             const bool first = stepped == 0;
             stepped = 1;
             Vec& out = messages_[s.out];
+            if (rule_.momentum_tracking) { // MomentumTracking::local_step's
+              out.head(static_cast<Eigen::Index>(dim_)) = as_vec(model(node));
+              if (first) // g0 kept in d for the all-reduce (start_momentum_tracking)
+                as_vec(rule_row(node, 0)) = g;
+              else
+                MomentumTracking::step(rule_.momentum, rule_.weight_decay, {g.data(), dim_},
+                                       model(node), m, rule_row(node, 0),
+                                       {out.data() + dim_, dim_});
+              continue;
+            }
             if (rule_.d2) { // D2::local_step's
               D2::correct(first, rule_.weight_decay, s.lr, {g.data(), dim_}, model(node),
                           rule_row(node, 0), rule_row(node, 1), {out.data(), dim_});

@@ -36,6 +36,7 @@ public:
   void local_step(int node, std::uint32_t out_id, float lr) override;
   void copy_model_to_message(int node, std::uint32_t id) override;
   void write_rule_row(int node, int k, std::span<const float> values) override;
+  void start_momentum_tracking(int node, std::uint32_t out_id) override;
   void push_models(std::span<const float> models) override;
   void pull_models(std::span<float> models) override;
   void mean_of_rows(VectorRef::Kind rows, std::span<float> out) override;
@@ -82,6 +83,8 @@ private:
   std::vector<Step> steps_;
   std::vector<GradientJob> jobs_; // the batch's jobs on this memory
   Vec mean_;                      // consensus_distance's scratch
+  Vec gbar_;                      // momentum tracking's mean first gradient, until every start
+  Eigen::Index starts_ = 0;       // momentum tracking's nodes started
   LocalUpdateRule rule_;
 };
 

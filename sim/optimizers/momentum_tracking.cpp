@@ -34,46 +34,92 @@ std::string MomentumTracking::describe() const {
          lr_schedule().describe() + ")";
 }
 
-std::size_t MomentumTracking::state_bytes() const {
+std::size_t MomentumTracking::state_bytes() const { // m_ and d_ are empty when resident
   std::size_t floats = 0;
   for (std::size_t i = 0; i < m_.size(); ++i)
     floats += static_cast<std::size_t>(m_[i].size() + d_[i].size());
   return GossipProtocol::state_bytes() + floats * sizeof(float);
 }
 
+bool MomentumTracking::attach_resident(ResidentVectors& vectors) {
+  ResidentVectors::LocalUpdateRule rule;
+  rule.momentum = beta_;
+  rule.weight_decay = weight_decay_;
+  rule.momentum_tracking = true;
+  vectors.set_local_update(rule);
+  set_resident(vectors);
+  std::vector<Vec>().swap(m_);
+  std::vector<Vec>().swap(d_);
+  return true;
+}
+
+void MomentumTracking::step(float beta, float weight_decay, std::span<const float> g,
+                            std::span<const float> x, std::span<float> m, std::span<const float> d,
+                            std::span<float> d_minus_m) {
+  as_vec(m) = beta * as_vec(std::span<const float>(m)) + as_vec(g) + weight_decay * as_vec(x);
+  as_vec(d_minus_m) = as_vec(d) - as_vec(std::span<const float>(m));
+}
+
+void MomentumTracking::initialise(float beta, float weight_decay, std::span<const float> gbar,
+                                  std::span<const float> x, std::span<float> d, std::span<float> m,
+                                  std::span<float> d_minus_m) {
+  as_vec(m) = as_vec(std::span<const float>(d)); // g0
+  as_vec(d) = (as_vec(std::span<const float>(m)) - as_vec(gbar)) / (1 - beta);
+  as_vec(m) = beta * as_vec(std::span<const float>(d)) + as_vec(std::span<const float>(m)) +
+              weight_decay * as_vec(x);
+  as_vec(d_minus_m) = as_vec(std::span<const float>(d)) - as_vec(std::span<const float>(m));
+}
+
+void MomentumTracking::descend(float lr, std::span<float> x, std::span<const float> m,
+                               std::span<const float> d) {
+  as_vec(x) -= lr * (as_vec(m) - as_vec(d));
+}
+
+void MomentumTracking::correct(std::span<float> d, std::span<const float> m) {
+  as_vec(d) += as_vec(m);
+}
+
 void MomentumTracking::local_step(int node, std::span<const float> x, std::span<float> grad) {
+  if (resident()) { // the backend sends (x, d - m), or keeps g0 in d at the first step
+    resident()->local_step(node, outgoing_id(node), 0.0f);
+    return;
+  }
   const auto i = static_cast<std::size_t>(node);
   as_vec(outgoing(node, 0)) = as_vec(x);
   if (task_step(node) == 0) {
-    d_[i] = as_vec(grad); // g^0, until the all-reduce gives the mean (initialise())
+    d_[i] = as_vec(grad); // g^0, until the all-reduce gives the mean (start_node())
     return;
   }
-  Vec& m = m_[i];
-  m = beta_ * m + as_vec(grad) + weight_decay_ * as_vec(x);
-  as_vec(outgoing(node, 1)) = d_[i] - m;
+  step(beta_, weight_decay_, grad, x, {m_[i].data(), dim()}, {d_[i].data(), dim()},
+       outgoing(node, 1));
 }
 
 void MomentumTracking::combine(int node, std::span<float> x) {
+  if (resident()) { // both mixings and their ends, in the backend
+    queue_mix(node);
+    return;
+  }
   const auto i = static_cast<std::size_t>(node);
   mix(node, 0, x, x);
-  as_vec(x) -= mixed_lr(node) * (m_[i] - d_[i]);
+  descend(mixed_lr(node), x, {m_[i].data(), dim()}, {d_[i].data(), dim()});
   const std::span<float> d{d_[i].data(), dim()};
   mix(node, 1, sent(node, 1), d);
-  d_[i] += m_[i];
+  correct(d, {m_[i].data(), dim()});
 }
 
 bool MomentumTracking::ready_to_send(Context& ctx, int node) {
   if (round(node) > 0)
     return true;
-  SharedBuffer g0 = ctx.new_buffer();
-  as_vec(g0.data()) = d_[static_cast<std::size_t>(node)];
+  SharedBuffer g0 = ctx.new_buffer(); // on a resident backend an id: g0 stays there
+  if (!resident())
+    as_vec(g0.data()) = d_[static_cast<std::size_t>(node)];
   if (node != 0) {
     ctx.send(node, 0, MessageInfo{kInitGradient, 0, 0}, std::move(g0));
     return false;
   }
   // Node 0 collects its own first gradient. When it is the last to arrive (node 0 the
   // slowest at step 0, or a single node), that completes the all-reduce here, before node 0
-  // is held: initialise() then must not release it, and it goes on at once.
+  // is held: start_node() then must not release it, and it goes on at once.
   collecting_own_ = true;
   collect(ctx, 0, std::move(g0));
   collecting_own_ = false;
@@ -87,36 +133,39 @@ void MomentumTracking::on_control_message(Context& ctx, const Message& msg) {
     return;
   }
   DTSIM_ASSERT(msg.info.tag == kInitMean, "momentum tracking: unexpected message tag");
-  initialise(ctx, msg.dst, msg.payload.view());
+  start_node(ctx, msg.dst, msg.payload);
 }
 
 void MomentumTracking::collect(Context& ctx, int node, SharedBuffer g0) {
   first_gradients_[static_cast<std::size_t>(node)] = std::move(g0);
   if (++collected_ < num_nodes())
     return;
-  // Summed in node order, whatever the arrival order: the same mean on every run.
+  // Summed in node order, whatever the arrival order: the same mean on every run (on a
+  // resident backend, there, at the first start_momentum_tracking).
   SharedBuffer mean = ctx.new_buffer();
-  VecMap gbar = as_vec(mean.data());
-  gbar = as_vec(first_gradients_[0].view());
-  for (std::size_t j = 1; j < first_gradients_.size(); ++j)
-    gbar += as_vec(first_gradients_[j].view());
-  gbar /= static_cast<float>(num_nodes());
+  if (!resident()) {
+    VecMap gbar = as_vec(mean.data());
+    gbar = as_vec(first_gradients_[0].view());
+    for (std::size_t j = 1; j < first_gradients_.size(); ++j)
+      gbar += as_vec(first_gradients_[j].view());
+    gbar /= static_cast<float>(num_nodes());
+  }
   for (SharedBuffer& b : first_gradients_)
     b = SharedBuffer();
   for (int j = 1; j < num_nodes(); ++j)
     ctx.send(0, j, MessageInfo{kInitMean, 0, 0}, mean);
-  initialise(ctx, 0, mean.view());
+  start_node(ctx, 0, mean);
 }
 
-void MomentumTracking::initialise(Context& ctx, int node, std::span<const float> gbar) {
+void MomentumTracking::start_node(Context& ctx, int node, const SharedBuffer& gbar) {
   // Engine thread, once per node, while the node waits (its task is done).
-  const auto i = static_cast<std::size_t>(node);
-  Vec& m = m_[i];
-  Vec& d = d_[i]; // g^0
-  m = (d - as_vec(gbar)) / (1 - beta_);
-  d.swap(m); // d = m^0 = (g^0 - gbar)/(1 - beta); m = g^0
-  m = beta_ * d + m + weight_decay_ * as_vec(ctx.params_view(node));
-  as_vec(outgoing(node, 1)) = d - m;
+  if (resident()) {
+    resident()->start_momentum_tracking(node, outgoing_id(node));
+  } else {
+    const auto i = static_cast<std::size_t>(node);
+    initialise(beta_, weight_decay_, gbar.view(), ctx.params_view(node), {d_[i].data(), dim()},
+               {m_[i].data(), dim()}, outgoing(node, 1));
+  }
   if (!(collecting_own_ && node == 0)) // else node 0 is not held: ready_to_send goes on
     release(ctx, node);
 }

@@ -35,6 +35,31 @@ public:
   std::string describe() const override;
   std::size_t state_bytes() const override;
 
+  // On a resident backend (sync rounds, as always): x, m, d and the messages (x, d - m)
+  // stay there (ResidentVectors' momentum_tracking rule); the all-reduce's messages carry
+  // ids only and the backend starts each node (start_momentum_tracking).
+  bool attach_resident(ResidentVectors& vectors) override;
+  bool can_attach_resident() const override { return true; }
+  // Model, gradient, m, d and about two messages of two vectors.
+  std::size_t resident_vectors_per_node() const override { return 8; }
+
+  // The math on caller-owned vectors: the one definition that the host path and a resident
+  // backend on the host run, so that both give the same bits.
+  // A step after the first: m = beta m + g + wd x; d_minus_m = d - m.
+  static void step(float beta, float weight_decay, std::span<const float> g,
+                   std::span<const float> x, std::span<float> m, std::span<const float> d,
+                   std::span<float> d_minus_m);
+  // The start, d holding g0: d = (g0 - gbar) / (1 - beta), m = beta d + g0 + wd x,
+  // d_minus_m = d - m.
+  static void initialise(float beta, float weight_decay, std::span<const float> gbar,
+                         std::span<const float> x, std::span<float> d, std::span<float> m,
+                         std::span<float> d_minus_m);
+  // The mixing's ends: x -= lr (m - d) after the models' mix; d = mixed + m after the
+  // corrections' (d holding the mix).
+  static void descend(float lr, std::span<float> x, std::span<const float> m,
+                      std::span<const float> d);
+  static void correct(std::span<float> d, std::span<const float> m);
+
   // For tests and diagnostics, between steps: node i's momentum m_i and correction d_i.
   const Vec& momentum(int node) const { return m_[static_cast<std::size_t>(node)]; }
   const Vec& correction(int node) const { return d_[static_cast<std::size_t>(node)]; }
@@ -48,7 +73,7 @@ private:
   bool ready_to_send(Context& ctx, int node) override;
   void on_control_message(Context& ctx, const Message& msg) override;
   void collect(Context& ctx, int node, SharedBuffer g0);
-  void initialise(Context& ctx, int node, std::span<const float> gbar);
+  void start_node(Context& ctx, int node, const SharedBuffer& gbar);
 
   double beta_text_;
   float beta_, weight_decay_;

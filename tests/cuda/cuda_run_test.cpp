@@ -147,8 +147,9 @@ TEST_SUITE("cuda") {
     // compensation against the worker's model row), GSGM as the stability protocol runs it
     // (its table in the live rows, the double sum on the device), SSGD with momentum and
     // gradient tracking with momentum (trackers, g_prev and two-vector messages on the
-    // device), D2 on an odd ring (x_prev and lr g_prev there) and DecentLaM (its momentum
-    // in the mixing kernel): half an epoch each.
+    // device), D2 on an odd ring (x_prev and lr g_prev there), DecentLaM (its momentum
+    // in the mixing kernel) and momentum tracking (m, d, the all-reduce of the first
+    // gradients and two-vector messages on the device): half an epoch each.
     for (const char* algorithm :
          {"--set 'algorithm={name: dsgdm, lr: 0.05, momentum: 0.9, mode: async}'",
           "--set 'algorithm={name: dsgd, lr: 0.05, mode: async}' "
@@ -162,7 +163,8 @@ TEST_SUITE("cuda") {
           "--set 'algorithm={name: ssgd, lr: 0.05, momentum: 0.9}'",
           "--set 'algorithm={name: gradient-tracking, lr: 0.02, momentum: 0.9}'",
           "--set 'algorithm={name: d2, lr: 0.02}' --set nodes=17",
-          "--set 'algorithm={name: decentlam, lr: 0.02}'"}) {
+          "--set 'algorithm={name: decentlam, lr: 0.02}'",
+          "--set 'algorithm={name: momentum-tracking, lr: 0.02}'"}) {
       CAPTURE(algorithm);
       const std::string extra = std::string("--set stop.epochs=0.5 ") + algorithm;
       const TraceContents cpu =

@@ -93,14 +93,14 @@ TEST_SUITE("engine") {
   }
 
   TEST_CASE("Resident vectors: cpu-resident runs write cpu-batched's traces") {
-    // D-PSGD in either order, QG-DSGDm, DecentLaM, gradient tracking, D2, CHOCO-SGD,
+    // D-PSGD in either order, QG-DSGDm, DecentLaM, gradient and momentum tracking, D2, CHOCO-SGD,
     // AD-PSGD, ASGD, DC-ASGD, GSGM and SSGD keep their models, momenta, messages and server vectors
     // in the backend (synchronous with and without momentum, Nesterov, weight decay, a time-varying
     // schedule; asynchronous, also with reordering jitter); the others (and QG-DSGDm with a refresh
     // period, the adaptive delay compensation) cannot and run as cpu-batched. 1 and 2 threads.
     // An attached method frees its host copies of what the backend holds (momenta, QG's
-    // buffer, u, the trackers, D2's previous steps, CHOCO's estimates, DC's backups, GSGM's
-    // table).
+    // buffer, u, the trackers, D2's previous steps, the corrections, CHOCO's estimates, DC's
+    // backups, GSGM's table).
     struct Case {
       const char* algorithm;
       std::vector<std::string> sets;
@@ -170,6 +170,14 @@ TEST_SUITE("engine") {
         // SSGD: the round's sum in the server's scratch vector; with momentum and weight decay.
         {"{name: ssgd, lr: 0.1}", {}, true},
         {"{name: ssgd, lr: 0.1, momentum: 0.9, weight_decay: 0.001}", {}, true},
+        // Momentum tracking: m, d and two-vector messages in the backend, the all-reduce of
+        // the first gradients there; with weight decay on a one-peer exponential schedule,
+        // and with network jitter.
+        {"{name: momentum-tracking, lr: 0.05}", {}, true},
+        {"{name: momentum-tracking, lr: 0.05, momentum: 0.5, weight_decay: 0.001}",
+         {"topology.kind=one_peer_exponential"},
+         true},
+        {"{name: momentum-tracking, lr: 0.05}", {"system.network.jitter_s=0.01", "nodes=9"}, true},
         // CHOCO-SGD: x_half, the public estimates and their sums in the backend, QSGD by
         // buckets encoding there with the method's own streams; either order, with
         // Nesterov momentum and weight decay, on the torus. Other compressors (and QSGD's
