@@ -72,8 +72,8 @@ private:
   Eigen::MatrixXf models_; // dim x nodes, laid out as the engine's own
   Eigen::MatrixXf live_;   // dim x nodes once a method names a live model (apply)
   // dim x nodes each, the rule's rows: gradient tracking's y and g_prev, D2's x_prev and
-  // lr g_prev, CHOCO-SGD's x_half, xhat and s; and whether each node has made its first
-  // step (flags_first_step).
+  // lr g_prev, momentum tracking's d, CHOCO-SGD's x_half, xhat and s; and whether each
+  // node has made its first step (flags_first_step).
   std::array<Eigen::MatrixXf, 3> rule_rows_;
   std::vector<char> stepped_;
   std::array<Vec, 3> server_; // a parameter server's model, momentum, scratch, each once named
