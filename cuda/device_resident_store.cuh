@@ -8,6 +8,7 @@
 // rates) go up.
 #pragma once
 
+#include "cuda/device_codec.cuh"
 #include "cuda/device_memory.cuh"
 #include "cuda/fused_first_layer.hpp"
 #include "cuda/resident_math.hpp"
@@ -15,6 +16,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -158,14 +160,7 @@ __global__ void choco_stats_kernel(const int* node, int count, const float* buck
     error_sq += static_cast<double>(stats[0]);
     norm_sq += static_cast<double>(stats[1]) * static_cast<double>(stats[1]);
   }
-  double* sums = node_sums + 4 * static_cast<std::size_t>(node[b]);
-  const double error = sqrt(error_sq);
-  sums[0] += error;
-  sums[1] += 1;
-  if (norm_sq > 0) {
-    sums[2] += error / sqrt(norm_sq);
-    sums[3] += 1;
-  }
+  add_encoding_figures(error_sq, norm_sq, node_sums + 4 * static_cast<std::size_t>(node[b]));
 }
 
 // The first-layer weights' fused local step (fused_first_layer.hpp): block x a tile of
@@ -221,23 +216,32 @@ public:
     }
   }
   bool take_encode_sums(EncodeSums& out) override {
+    if (codec_) { // SwarmSGD's encodings
+      codec_->take_encode_sums(out);
+      return true;
+    }
     if (!rule_.choco)
       return false;
-    std::vector<double> sums(4 * nodes_);
-    check(cudaMemcpyAsync(sums.data(), choco_sums_.data, sums.size() * sizeof(double),
-                          cudaMemcpyDeviceToHost, stream_),
-          "cudaMemcpyAsync (resident encoding sums)");
-    check(cudaMemsetAsync(choco_sums_.data, 0, sums.size() * sizeof(double), stream_),
-          "cudaMemsetAsync (resident encoding sums)");
-    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-    bus_.device_to_host_bytes += static_cast<std::int64_t>(sums.size() * sizeof(double));
-    out = {};
-    for (std::size_t i = 0; i < nodes_; ++i) { // in node order: the same bits every run
-      out.error += sums[4 * i];
-      out.count += static_cast<std::int64_t>(sums[4 * i + 1]);
-      out.relative += sums[4 * i + 2];
-      out.relative_count += static_cast<std::int64_t>(sums[4 * i + 3]);
-    }
+    take_node_figures(choco_sums_.data, nodes_, stream_, bus_, out);
+    return true;
+  }
+  // --- a pairwise method's compressor steps (DeviceCodec), in call order on the stream ---
+  void set_codec(const ResidentCodec& codec, ResidentCodecHost* /*host*/) override {
+    codec_ = std::make_unique<DeviceCodec>(codec, nodes_, P_, stream_, bus_);
+  }
+  void encode(int node, VectorRef x, VectorRef wire) override {
+    codec().encode(node, address(x), address(wire));
+  }
+  void decode(int node, VectorRef wire, VectorRef ref, VectorRef out) override {
+    codec().decode(node, address(wire), address(ref), address(out));
+  }
+  void own_view(int /*node*/, VectorRef wire, VectorRef /*x*/, VectorRef out) override {
+    codec().own_view(address(wire), address(out));
+  }
+  bool take_decode_failures(std::span<std::int64_t> per_node) override {
+    if (!codec_)
+      return false;
+    codec_->take_decode_failures(per_node);
     return true;
   }
   // Whether the batch runner may fuse a first layer's gradient into the local steps: not
@@ -761,6 +765,12 @@ private:
     float lr = 0;
   };
 
+  DeviceCodec& codec() {
+    if (!codec_)
+      throw std::logic_error("resident compressor step without set_codec");
+    return *codec_;
+  }
+
   // A parameter server's vector (0: model, 1: momentum, 2: scratch), made zero on first use
   // (engine thread).
   float* server(std::uint32_t index) {
@@ -824,8 +834,9 @@ private:
   StagedPlan<std::uint64_t> choco_step_counts_;
   DeviceArray<float> choco_bucket_stats_;
   DeviceArray<double> choco_sums_;
-  DeviceArray<float> gbar_; // momentum tracking's mean first gradient, until every start
-  std::size_t starts_ = 0;  // momentum tracking's nodes started
+  std::unique_ptr<DeviceCodec> codec_; // a pairwise method's compressor (set_codec)
+  DeviceArray<float> gbar_;            // momentum tracking's mean first gradient, until every start
+  std::size_t starts_ = 0;             // momentum tracking's nodes started
 };
 
 } // namespace

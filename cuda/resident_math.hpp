@@ -493,6 +493,36 @@ DTSIM_HD inline float counter_uniform(std::uint64_t seed, std::uint64_t step, st
   return (static_cast<float>(bits) + 0.5f) * 0x1p-16f;
 }
 
+// SwarmSGD's lattice quantizer per element (LatticeQuantizer's encode, decode and own_view):
+// index k = round(x / side) (stochastic: floor(x / side + u)), clamped to +-(2^24 - 1) (NaN
+// stays NaN); the receiver decodes e = k mod q to the lattice point nearest its reference r.
+struct LatticeCodec {
+  float side = 0, inv_side = 0;                          // s, 1/s
+  float levels = 0, inv_levels = 0, inv_levels_side = 0; // q = 2^bits, 1/q, 1/(q s)
+  bool stochastic = false;
+};
+constexpr float kLatticeMaxIndex = 16777215.0f;
+inline LatticeCodec lattice_codec(int bits, double side, bool stochastic) {
+  const auto levels = static_cast<double>(std::int64_t{1} << bits);
+  return {static_cast<float>(side),
+          static_cast<float>(1.0 / side),
+          static_cast<float>(levels),
+          1.0f / static_cast<float>(levels),
+          static_cast<float>(1.0 / (levels * side)),
+          stochastic};
+}
+DTSIM_HD inline float lattice_index(const LatticeCodec& c, float x, float u) {
+  const float w = c.stochastic ? floorf(x * c.inv_side + u) : rintf(x * c.inv_side);
+  return w < -kLatticeMaxIndex ? -kLatticeMaxIndex : w > kLatticeMaxIndex ? kLatticeMaxIndex : w;
+}
+// The lattice value decoded from index k against reference r; *failed when it is not k's.
+DTSIM_HD inline float lattice_decode(const LatticeCodec& c, float k, float r, bool* failed) {
+  const float e = k - c.levels * floorf(k * c.inv_levels);
+  const float o = e + c.levels * rintf(r * c.inv_levels_side - e * c.inv_levels);
+  *failed = o != k;
+  return o * c.side;
+}
+
 // A tile of ResidentVectors::apply's step dst = op(a, b, s, t, u) (vector_ops.hpp's
 // apply_vector_op per element, server_step.hpp's server_step for a server step, which also
 // writes b; dst may be a).
@@ -541,6 +571,15 @@ DTSIM_HD inline void vector_op_tile(ResidentVectors::VectorOp op, float* dst, co
       break;
     case Op::delay_compensate: // g = dst, w = a, w_bak = b, lambda s
       dst[e] = dst[e] + s * (dst[e] * dst[e]) * (a[e] - b[e]);
+      break;
+    case Op::subtract:
+      dst[e] = a[e] - b[e];
+      break;
+    case Op::average_less:
+      dst[e] = (a[e] + b[e]) * 0.5f - dst[e];
+      break;
+    case Op::average_step_less:
+      dst[e] = ((a[e] + b[e]) * 0.5f - a[e]) - dst[e];
       break;
     case Op::accumulate: // on the double sum: sum_tile
     case Op::mean_of_sum:

@@ -56,6 +56,9 @@ enum class VectorOp : std::uint8_t {
   accumulate,
   // dst = a (the server_sum) * (1 / s) in double, rounded to float: the mean of s rows.
   mean_of_sum,
+  subtract,          // dst = a - b
+  average_less,      // dst = (a + b) * 0.5 - dst
+  average_step_less, // dst = ((a + b) * 0.5 - a) - dst
 };
 
 // A compression that a node's local step applies on a resident backend (CHOCO-SGD's): the
@@ -68,6 +71,36 @@ public:
 
 protected:
   ~ResidentEncoder() = default;
+};
+
+// The compressor steps of a method whose exchanges run on the engine thread (SwarmSGD) on a
+// resident backend on the host: the method's own compressor and stream, on spans of the
+// backend's vectors (the engine thread, in event order).
+class ResidentCodecHost {
+public:
+  // wire = C(x), the encoding's figures counted by the method.
+  virtual void encode(int node, std::span<const float> x, std::span<float> wire) = 0;
+  // out = the receiver's reconstruction of wire against ref, its failures counted.
+  virtual void decode(int node, std::span<const float> wire, std::span<const float> ref,
+                      std::span<float> out) = 0;
+  // out = the sender's own reconstruction of wire, encoded from x.
+  virtual void own_view(int node, std::span<const float> wire, std::span<const float> x,
+                        std::span<float> out) = 0;
+
+protected:
+  ~ResidentCodecHost() = default;
+};
+
+// The same compressor as a device runs it: float32 (none: wire = x) or SwarmSGD's lattice
+// quantizer (LatticeQuantizer's bits, side and rounding; the stochastic rounding's uniforms
+// from each node's counter-based device stream).
+struct ResidentCodec {
+  enum class Kind : std::uint8_t { none, lattice };
+  Kind kind = Kind::none;
+  int bits = 0;
+  double side = 0;
+  bool stochastic = false;
+  const std::uint64_t* seeds = nullptr; // per node, read at the first encoding
 };
 
 // The compressor a device runs for a resident CHOCO-SGD (the host's runs through
@@ -177,6 +210,17 @@ public:
   // (1 - momentum), m = momentum d + g0 + wd x, and message out_id's second vector d - m
   // (MomentumTracking::initialise).
   virtual void start_momentum_tracking(int node, std::uint32_t out_id) = 0;
+  // The compressor steps of a method whose exchanges run on the engine thread (SwarmSGD),
+  // on named vectors, in event order as apply(): on the host through `host` (set_codec),
+  // on a device with its own kernels for `codec`. Their figures: the host's the method
+  // counts itself; a device's come from take_encode_sums and take_decode_failures.
+  virtual void set_codec(const ResidentCodec& codec, ResidentCodecHost* host) = 0;
+  virtual void encode(int node, VectorRef x, VectorRef wire) = 0;
+  virtual void decode(int node, VectorRef wire, VectorRef ref, VectorRef out) = 0;
+  virtual void own_view(int node, VectorRef wire, VectorRef x, VectorRef out) = 0;
+  // A device's decoding failures per node since the last call (added to per_node); false
+  // where the host's codec counted them.
+  virtual bool take_decode_failures(std::span<std::int64_t> /*per_node*/) { return false; }
   // At the start, before any step (the engine thread): the rule's own row k of node =
   // values (CHOCO-SGD's initial public estimates and their weighted sums).
   virtual void write_rule_row(int node, int k, std::span<const float> values) = 0;

@@ -114,10 +114,7 @@ AdPsgd::Operand AdPsgd::message_operand(const SharedBuffer& b) const {
 }
 
 void AdPsgd::apply_step(ResidentVectors::VectorOp op, Target dst, Operand a, Operand b, float s) {
-  if (resident_)
-    resident_->apply(op, dst.ref, a.ref, b.ref, s);
-  else
-    apply_vector_op(op, dst.host, a.host, b.host, s);
+  apply_named(resident_, op, dst, a, b, s);
 }
 
 std::span<const float> AdPsgd::live_model(int node) const {

@@ -7,6 +7,7 @@
 #include "sim/optimizers/algorithm_setup.hpp"
 #include "sim/optimizers/gossip_stats.hpp"
 #include "sim/optimizers/local_update.hpp"
+#include "sim/optimizers/named_vectors.hpp"
 #include "sim/optimizers/node_rates.hpp"
 #include "sim/optimizers/pairwise_locks.hpp"
 
@@ -72,15 +73,8 @@ private:
   };
 
   // A vector the protocol's steps name: its id on a resident backend, else its host memory.
-  struct Operand {
-    ResidentVectors::VectorRef ref;
-    std::span<const float> host;
-  };
-  struct Target {
-    ResidentVectors::VectorRef ref;
-    std::span<float> host;
-    operator Operand() const { return {ref, host}; }
-  };
+  using Operand = NamedOperand;
+  using Target = NamedVector;
   Target live_vector(int node);
   Target model_target(Context& ctx, int node); // the next gradient's model
   Operand direction_vector(int node) const;

@@ -93,6 +93,34 @@ void CpuResidentGradients::start_momentum_tracking(int node, std::uint32_t out_i
     Vec().swap(gbar_);
 }
 
+void CpuResidentGradients::make_messages(std::initializer_list<VectorRef> refs) {
+  for (const VectorRef r : refs)
+    if (r.kind == VectorRef::Kind::message)
+      message(r.index);
+}
+
+void CpuResidentGradients::set_codec(const ResidentCodec& /*codec*/, ResidentCodecHost* host) {
+  codec_ = host;
+}
+
+void CpuResidentGradients::encode(int node, VectorRef x, VectorRef wire) {
+  DTSIM_ASSERT(codec_, "resident encode without a codec");
+  make_messages({x, wire});
+  codec_->encode(node, address(x), address(wire));
+}
+
+void CpuResidentGradients::decode(int node, VectorRef wire, VectorRef ref, VectorRef out) {
+  DTSIM_ASSERT(codec_, "resident decode without a codec");
+  make_messages({wire, ref, out});
+  codec_->decode(node, address(wire), address(ref), address(out));
+}
+
+void CpuResidentGradients::own_view(int node, VectorRef wire, VectorRef x, VectorRef out) {
+  DTSIM_ASSERT(codec_, "resident own_view without a codec");
+  make_messages({wire, x, out});
+  codec_->own_view(node, address(wire), address(x), address(out));
+}
+
 void CpuResidentGradients::write_rule_row(int node, int k, std::span<const float> values) {
   DTSIM_ASSERT(k < rule_.rule_rows() && values.size() == dim_, "write_rule_row: no such row");
   as_vec(rule_row(node, k)) = as_vec(values);
@@ -152,10 +180,7 @@ void CpuResidentGradients::run_op(VectorOp op, VectorRef dst, VectorRef a, Vecto
     mean_of_sum(address(dst), sum(), static_cast<double>(k.s));
     return;
   }
-  // Every message made before any span is taken: making one grows messages_.
-  for (const VectorRef r : {dst, a, b})
-    if (r.kind == VectorRef::Kind::message)
-      message(r.index);
+  make_messages({dst, a, b});
   apply_vector_op(op, address(dst), address(a), address(b), k.s);
 }
 

@@ -10,6 +10,7 @@
 #include "sim/engine/cpu_batched_gradients.hpp"
 
 #include <array>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,11 @@ public:
   void copy_model_to_message(int node, std::uint32_t id) override;
   void write_rule_row(int node, int k, std::span<const float> values) override;
   void start_momentum_tracking(int node, std::uint32_t out_id) override;
+  // The method's own compressor steps, on this store's vectors (set_codec's host).
+  void set_codec(const ResidentCodec& codec, ResidentCodecHost* host) override;
+  void encode(int node, VectorRef x, VectorRef wire) override;
+  void decode(int node, VectorRef wire, VectorRef ref, VectorRef out) override;
+  void own_view(int node, VectorRef wire, VectorRef x, VectorRef out) override;
   void push_models(std::span<const float> models) override;
   void pull_models(std::span<float> models) override;
   void mean_of_rows(VectorRef::Kind rows, std::span<float> out) override;
@@ -64,6 +70,8 @@ private:
   Vec& server(std::uint32_t index);           // made (zero) on first use: engine thread only
   Eigen::VectorXd& sum();                     // the same
   std::span<float> address(VectorRef ref);    // engine thread only
+  // The messages among refs, made before any span is taken: making one grows the store.
+  void make_messages(std::initializer_list<VectorRef> refs);
   void run_mix(int node);
 
   const Model& model_;
@@ -86,6 +94,7 @@ private:
   Vec gbar_;                      // momentum tracking's mean first gradient, until every start
   Eigen::Index starts_ = 0;       // momentum tracking's nodes started
   LocalUpdateRule rule_;
+  ResidentCodecHost* codec_ = nullptr;
 };
 
 } // namespace dtsim

@@ -38,6 +38,13 @@ void GossipStats::decoded(int node, std::int64_t failures) {
   node_failures_[static_cast<std::size_t>(node)] += static_cast<double>(failures);
 }
 
+void GossipStats::decoded_counts(std::span<const std::int64_t> per_node) const {
+  for (std::size_t i = 0; i < per_node.size(); ++i) {
+    failures_ += per_node[i];
+    node_failures_[i] += static_cast<double>(per_node[i]);
+  }
+}
+
 void GossipStats::interaction(int initiator, int partner) {
   ++interactions_;
   node_interactions_[static_cast<std::size_t>(initiator)] += 1;

@@ -5,6 +5,7 @@
 #include "sim/optimizers/compression/compressor.hpp"
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +37,9 @@ public:
                     std::int64_t relative_count) const;
   void sent(std::int64_t payload_bytes, std::size_t coordinates);
   void decoded(int node, std::int64_t failures);
+  // A device's decoding failures per node (ResidentVectors::take_decode_failures); const as
+  // encoded_sums.
+  void decoded_counts(std::span<const std::int64_t> per_node) const;
   void interaction(int initiator, int partner);
   void partner_staleness(double steps);
   void deadlock_broken() { ++deadlocks_; }
@@ -48,10 +52,10 @@ private:
   bool pairwise_;
   double payload_bits_ = 0;
   double coordinates_ = 0;
-  std::int64_t failures_ = 0;
+  mutable std::int64_t failures_ = 0; // mutable: decoded_counts
   std::int64_t interactions_ = 0;
   std::int64_t deadlocks_ = 0;
-  std::vector<double> node_failures_;
+  mutable std::vector<double> node_failures_;
   std::vector<double> node_interactions_;
   // Since the last row; add_metrics is const for the engine, these are its running sums.
   mutable double error_sum_ = 0, rel_error_sum_ = 0;

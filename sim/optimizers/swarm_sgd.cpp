@@ -3,10 +3,13 @@
 #include "sim/optimizers/swarm_sgd.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/optimizers/compression/cast_compressor.hpp"
+#include "sim/optimizers/compression/lattice_quantizer.hpp"
 #include "topologies/topology.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace dtsim {
 
@@ -34,6 +37,8 @@ SwarmSgd::SwarmSgd(const Params& p, const AlgorithmSetup& setup)
       s.view.resize(d);
     }
   }
+  if (!blocking_)
+    scratch_.resize(d);
 }
 
 std::string SwarmSgd::describe() const {
@@ -45,7 +50,7 @@ std::string SwarmSgd::describe() const {
 }
 
 std::size_t SwarmSgd::state_bytes() const {
-  std::size_t floats = 0;
+  std::size_t floats = static_cast<std::size_t>(scratch_.size());
   for (const NodeState& s : nodes_)
     floats += static_cast<std::size_t>(s.pub.size() + s.origin.size() + s.y.size() +
                                        s.own_q.size() + s.decoded.size() + s.view.size());
@@ -54,6 +59,119 @@ std::size_t SwarmSgd::state_bytes() const {
 
 std::int64_t SwarmSgd::send_bytes() const {
   return nodes_[0].compressor->encoded_bytes(wire_dim_) + kMessageHeaderBytes;
+}
+
+ResidentCodec SwarmSgd::device_codec() const {
+  const Compressor* c = nodes_[0].compressor.get();
+  if (const auto* cast = dynamic_cast<const CastCompressor*>(c); cast && !cast->half())
+    return {ResidentCodec::Kind::none, 0, 0.0, false, nullptr};
+  if (const auto* lattice = dynamic_cast<const LatticeQuantizer*>(c))
+    return {ResidentCodec::Kind::lattice, lattice->bits(), lattice->side(), lattice->stochastic(),
+            nullptr};
+  return {ResidentCodec::Kind::none, -1, 0.0, false, nullptr}; // bits -1: none a device runs
+}
+
+bool SwarmSgd::can_attach_resident() const {
+  // The blocking ablation averages the working models in the task's rows; not resident.
+  return !blocking_ && device_codec().bits >= 0;
+}
+
+bool SwarmSgd::attach_resident(ResidentVectors& vectors) {
+  if (!can_attach_resident())
+    return false;
+  vectors.set_local_update(update_.rule()); // the local step writes y_i (a vector by id)
+  device_seeds_.assign(nodes_.size(), 0);   // drawn in start()
+  ResidentCodec codec = device_codec();
+  codec.seeds = device_seeds_.data();
+  vectors.set_codec(codec, this);
+  resident_ = &vectors;
+  update_.release_state();
+  for (NodeState& s : nodes_)
+    for (Vec* v : {&s.pub, &s.origin, &s.y, &s.own_q, &s.decoded, &s.view})
+      Vec().swap(*v);
+  Vec().swap(scratch_);
+  return true;
+}
+
+NamedVector SwarmSgd::vector(int node, Slot slot) {
+  NodeState& s = nodes_[static_cast<std::size_t>(node)];
+  const auto k = static_cast<std::size_t>(slot);
+  if (resident_)
+    return {ResidentVectors::VectorRef::message(s.stored[k].id()), {}};
+  Vec* host[] = {&s.y, &s.origin, &s.own_q, &s.decoded, &s.view};
+  return {{}, {host[k]->data(), dim_}};
+}
+
+NamedVector SwarmSgd::pub(int node) {
+  NodeState& s = nodes_[static_cast<std::size_t>(node)];
+  return {ResidentVectors::VectorRef::live(node),
+          resident_ ? std::span<float>() : std::span<float>(s.pub.data(), dim_)};
+}
+
+NamedVector SwarmSgd::payload(SharedBuffer& b) const {
+  return {ResidentVectors::VectorRef::message(b.id()), resident_ ? std::span<float>() : b.data()};
+}
+
+NamedOperand SwarmSgd::payload(const SharedBuffer& b) const {
+  return {ResidentVectors::VectorRef::message(b.id()),
+          resident_ ? std::span<const float>() : b.view()};
+}
+
+void SwarmSgd::apply_step(ResidentVectors::VectorOp op, NamedVector dst, NamedOperand a,
+                          NamedOperand b) {
+  apply_named(resident_, op, dst, a, b);
+}
+
+void SwarmSgd::encode(int node, std::span<const float> x, std::span<float> wire) {
+  stats_.encoded(
+      nodes_[static_cast<std::size_t>(node)].compressor->encode(x, wire, ctx_->rng(node)));
+}
+
+void SwarmSgd::decode(int node, std::span<const float> wire, std::span<const float> ref,
+                      std::span<float> out) {
+  stats_.decoded(node, nodes_[static_cast<std::size_t>(node)].compressor->decode(wire, ref, out));
+}
+
+void SwarmSgd::own_view(int node, std::span<const float> wire, std::span<const float> x,
+                        std::span<float> out) {
+  nodes_[static_cast<std::size_t>(node)].compressor->own_view(wire, x, out);
+}
+
+void SwarmSgd::encode_named(int node, NamedOperand x, NamedVector wire) {
+  if (resident_)
+    resident_->encode(node, x.ref, wire.ref);
+  else
+    encode(node, x.host, wire.host);
+}
+
+NamedOperand SwarmSgd::decode_named(int node, const SharedBuffer& b, NamedOperand ref) {
+  if (nodes_[static_cast<std::size_t>(node)].compressor->wire_is_decoded())
+    return payload(b);
+  const NamedVector out = vector(node, Slot::decoded);
+  if (resident_)
+    resident_->decode(node, payload(b).ref, ref.ref, out.ref);
+  else
+    decode(node, b.view(), ref.host, out.host);
+  return out;
+}
+
+NamedOperand SwarmSgd::own_view_named(int node, const SharedBuffer& b, NamedOperand x,
+                                      NamedVector out) {
+  if (resident_)
+    resident_->own_view(node, payload(b).ref, x.ref, out.ref);
+  else
+    own_view(node, b.view(), x.host, out.host);
+  return out;
+}
+
+void SwarmSgd::take_device_figures() const {
+  if (!resident_)
+    return;
+  if (ResidentVectors::EncodeSums e; resident_->take_encode_sums(e))
+    stats_.encoded_sums(e.error, e.count, e.relative, e.relative_count);
+  std::vector<std::int64_t> failures(nodes_.size(), 0);
+  if (resident_->take_decode_failures(failures))
+    stats_.decoded_counts(failures);
 }
 
 int SwarmSgd::draw_local_steps(Context& ctx, int node) {
@@ -66,12 +184,26 @@ int SwarmSgd::draw_local_steps(Context& ctx, int node) {
 }
 
 void SwarmSgd::start(Context& ctx) {
+  using Op = ResidentVectors::VectorOp;
+  ctx_ = &ctx;
+  if (resident_) {
+    scratch_id_ = ctx.new_buffer();
+    sum_id_ = ctx.new_buffer();
+  }
   for (int i = 0; i < ctx.num_nodes(); ++i) {
     NodeState& s = nodes_[static_cast<std::size_t>(i)];
-    s.y = as_vec(ctx.params_view(i));
+    if (resident_) {
+      for (SharedBuffer& b : s.stored)
+        b = ctx.new_buffer();
+      Rng stream = ctx.rng(i); // a copy: the device's seed, drawn without moving the node's stream
+      device_seeds_[static_cast<std::size_t>(i)] = stream.next_u64();
+    }
+    const NamedOperand x{ResidentVectors::VectorRef::model(i),
+                         resident_ ? std::span<const float>() : ctx.params_view(i)};
+    apply_step(Op::copy, vector(i, Slot::y), x);
     if (!blocking_) {
-      s.pub = s.y;
-      s.origin = s.y;
+      apply_step(Op::copy, pub(i), vector(i, Slot::y));
+      apply_step(Op::copy, vector(i, Slot::origin), vector(i, Slot::y));
     }
     s.target = draw_local_steps(ctx, i);
     s.lr = rates_.take(i);
@@ -81,14 +213,22 @@ void SwarmSgd::start(Context& ctx) {
 
 void SwarmSgd::before_gradient(int node, std::span<float> x) {
   NodeState& s = nodes_[static_cast<std::size_t>(node)];
-  if (s.copy_y)
-    as_vec(x) = s.y;
+  if (!s.copy_y)
+    return;
   s.copy_y = false;
+  if (resident_) // x = 1 * y: a mixing of one input, exact
+    resident_->mix_into_model(node, s.stored[static_cast<std::size_t>(Slot::y)].id(), 1.0f, {}, {},
+                              0.0f);
+  else
+    as_vec(x) = s.y;
 }
 
 void SwarmSgd::after_gradient(int node, std::span<const float> x, std::span<float> grad) {
   NodeState& s = nodes_[static_cast<std::size_t>(node)];
-  update_.step(node, grad, x, s.lr, {s.y.data(), dim_});
+  if (resident_) // y = x - lr u, the vector y names
+    resident_->local_step(node, s.stored[static_cast<std::size_t>(Slot::y)].id(), s.lr);
+  else
+    update_.step(node, grad, x, s.lr, {s.y.data(), dim_});
 }
 
 void SwarmSgd::next_gradient(Context& ctx, int node) {
@@ -117,24 +257,14 @@ void SwarmSgd::on_gradient(Context& ctx, int node, const GradientResult&) {
     next_gradient(ctx, node);
 }
 
-std::span<const float> SwarmSgd::decode(int node, const SharedBuffer& payload, const Vec& ref) {
-  NodeState& s = nodes_[static_cast<std::size_t>(node)];
-  const Compressor& c = *s.compressor;
-  if (c.wire_is_decoded())
-    return payload.view();
-  stats_.decoded(node, c.decode(payload.view(), {ref.data(), dim_}, {s.decoded.data(), dim_}));
-  return {s.decoded.data(), dim_};
-}
-
 void SwarmSgd::initiate(Context& ctx, int node) {
   NodeState& s = nodes_[static_cast<std::size_t>(node)];
   const auto nb = topology_.neighbors(node);
   const int partner = nb[ctx.rng(node).below(nb.size())];
-  const Vec& m = model(s);
   SharedBuffer b = ctx.new_buffer();
-  stats_.encoded(s.compressor->encode({m.data(), dim_}, b.data(), ctx.rng(node)));
+  encode_named(node, model(node), payload(b));
   // Our own Q(model) as the partner will rebuild it (it decodes against a nearby model).
-  s.compressor->own_view(b.view(), {m.data(), dim_}, {s.own_q.data(), dim_});
+  own_view_named(node, b, model(node), vector(node, Slot::own_q));
   s.wait_start = ctx.now();
   locks_.begin(node, partner);
   stats_.sent(send_bytes() - kMessageHeaderBytes, wire_dim_);
@@ -165,18 +295,15 @@ void SwarmSgd::on_message(Context& ctx, const Message& msg) {
 void SwarmSgd::serve(Context& ctx, const Message& request) {
   const int node = request.dst;
   NodeState& s = nodes_[static_cast<std::size_t>(node)];
-  Vec& m = model(s);
-  Compressor& c = *s.compressor;
   SharedBuffer reply = ctx.new_buffer();
-  stats_.encoded(c.encode({m.data(), dim_}, reply.data(), ctx.rng(node)));
-  const auto q_initiator = as_vec(decode(node, request.payload, m));
-  std::span<const float> q_self = reply.view();
-  if (!c.wire_is_decoded()) {
-    c.own_view(reply.view(), {m.data(), dim_}, {s.view.data(), dim_});
-    q_self = {s.view.data(), dim_};
-  }
+  encode_named(node, model(node), payload(reply));
+  const NamedOperand q_initiator = decode_named(node, request.payload, model(node));
+  const NamedOperand q_self =
+      s.compressor->wire_is_decoded()
+          ? payload(std::as_const(reply))
+          : own_view_named(node, reply, model(node), vector(node, Slot::view));
   // The initiator computes the same sum in the same order: both hold the same A.
-  m = (q_initiator + as_vec(q_self)) * 0.5f;
+  apply_step(ResidentVectors::VectorOp::average, model(node), q_initiator, q_self);
   if (blocking_) {
     s.steps = 0; // the partner's local run restarts from A
     s.target = draw_local_steps(ctx, node);
@@ -191,23 +318,34 @@ void SwarmSgd::serve(Context& ctx, const Message& request) {
 }
 
 void SwarmSgd::finish(Context& ctx, const Message& reply) {
+  using Op = ResidentVectors::VectorOp;
   const int node = reply.dst;
   NodeState& s = nodes_[static_cast<std::size_t>(node)];
-  Vec& m = model(s);
-  const auto q_partner = as_vec(decode(node, reply.payload, m));
+  const NamedOperand q_partner = decode_named(node, reply.payload, model(node));
   const bool disturbed = locks_.disturbed(node);
-  if (blocking_) {
+  if (blocking_) { // host only (never resident)
+    const auto qp = as_vec(q_partner.host);
     if (disturbed) // keeps the sum: the partner averaged with own_q
-      s.y += (s.own_q + q_partner) * 0.5f - s.own_q;
+      s.y += (s.own_q + qp) * 0.5f - s.own_q;
     else
-      s.y = (s.own_q + q_partner) * 0.5f;
+      s.y = (s.own_q + qp) * 0.5f;
   } else {
-    if (disturbed)
-      s.pub += (s.own_q + q_partner) * 0.5f - s.own_q - (s.origin - s.y);
-    else
-      s.pub = (s.own_q + q_partner) * 0.5f - (s.origin - s.y);
-    s.origin = s.pub;
-    s.y = s.pub;
+    // X = (Q(X_i) + Q(X_j)) / 2 - (o - y), or its increment form X += (Q_i + Q_j) / 2 - Q_i
+    // - (o - y) (a broken deadlock: the partner averaged with Q_i): o - y first, as one
+    // expression would round it.
+    const NamedVector own_q = vector(node, Slot::own_q);
+    if (disturbed) {
+      const NamedVector t =
+          resident_ ? payload(scratch_id_) : NamedVector{{}, {scratch_.data(), dim_}};
+      apply_step(Op::subtract, t, vector(node, Slot::origin), vector(node, Slot::y));
+      apply_step(Op::average_step_less, t, own_q, q_partner);
+      apply_step(Op::add, pub(node), t);
+    } else {
+      apply_step(Op::subtract, pub(node), vector(node, Slot::origin), vector(node, Slot::y));
+      apply_step(Op::average_less, pub(node), own_q, q_partner);
+    }
+    apply_step(Op::copy, vector(node, Slot::origin), pub(node));
+    apply_step(Op::copy, vector(node, Slot::y), pub(node));
   }
   s.steps = 0;
   s.target = draw_local_steps(ctx, node);
@@ -219,7 +357,28 @@ void SwarmSgd::finish(Context& ctx, const Message& reply) {
 }
 
 void SwarmSgd::eval_model(const Context& ctx, std::span<float> out) const {
-  // The current model of node i is X_i + (y_i - o_i); summed in node order.
+  // The current model of node i is X_i + (y_i - o_i) (y_i the task's model while it
+  // computes): (X_i + y_i) - o_i summed in node order, then / n.
+  if (resident_) {
+    using Op = ResidentVectors::VectorOp;
+    using Ref = ResidentVectors::VectorRef;
+    const Ref sum = Ref::message(sum_id_.id()), t = Ref::message(scratch_id_.id());
+    resident_->apply(Op::zero, sum, {});
+    for (int i = 0; i < static_cast<int>(nodes_.size()); ++i) {
+      const NodeState& s = nodes_[static_cast<std::size_t>(i)];
+      const Ref y = ctx.computing(i)
+                        ? Ref::model(i)
+                        : Ref::message(s.stored[static_cast<std::size_t>(Slot::y)].id());
+      resident_->apply(Op::copy, t, Ref::live(i));
+      resident_->apply(Op::add, t, y);
+      resident_->apply(Op::subtract, t, t,
+                       Ref::message(s.stored[static_cast<std::size_t>(Slot::origin)].id()));
+      resident_->apply(Op::add, sum, t);
+    }
+    resident_->apply(Op::divide, sum, {}, {}, static_cast<float>(nodes_.size()));
+    resident_->read(sum, out);
+    return;
+  }
   VecMap o = as_vec(out);
   o.setZero();
   for (int i = 0; i < static_cast<int>(nodes_.size()); ++i) {
@@ -235,12 +394,14 @@ void SwarmSgd::eval_model(const Context& ctx, std::span<float> out) const {
 }
 
 void SwarmSgd::add_metrics(std::vector<std::pair<std::string, double>>& columns) const {
+  take_device_figures();
   stats_.add_metrics(columns);
   rates_.add_metrics(columns);
 }
 
 void SwarmSgd::add_node_columns(
     std::vector<std::pair<std::string, std::vector<double>>>& columns) const {
+  take_device_figures();
   stats_.add_node_columns(columns);
 }
 

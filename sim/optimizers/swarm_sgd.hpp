@@ -7,9 +7,11 @@
 #include "sim/optimizers/compression/compressor.hpp"
 #include "sim/optimizers/gossip_stats.hpp"
 #include "sim/optimizers/local_update.hpp"
+#include "sim/optimizers/named_vectors.hpp"
 #include "sim/optimizers/node_rates.hpp"
 #include "sim/optimizers/pairwise_locks.hpp"
 
+#include <array>
 #include <deque>
 #include <memory>
 #include <vector>
@@ -38,7 +40,7 @@ namespace dtsim {
 // Keys: lr (> 0, default 0.05), lr_schedule (NodeRates), local_steps (H >= 1, default 2),
 // local_steps_dist (fixed | geometric, default fixed), blocking (default false), compressor (map;
 // default {kind: lattice}; see compression/), and LocalUpdate's momentum, nesterov, weight_decay.
-class SwarmSgd final : public Algorithm {
+class SwarmSgd final : public Algorithm, private ResidentCodecHost {
 public:
   SwarmSgd(const Params& p, const AlgorithmSetup& setup);
   std::string describe() const override;
@@ -54,17 +56,29 @@ public:
   void add_node_columns(
       std::vector<std::pair<std::string, std::vector<double>>>& columns) const override;
 
+  // On a resident backend (non-blocking, with the float32 or the lattice compressor): the
+  // public models (live rows), y_i, o_i, Q(X_i) and the decodings stay there as vectors the
+  // protocol names, each step above queued as the same element-wise step (vector_ops.hpp)
+  // or compressor step (ResidentVectors::encode, decode, own_view) that the host path runs;
+  // the node's model takes y_i as a mixing of one input, and the local step writes y_i.
+  bool attach_resident(ResidentVectors& vectors) override;
+  bool can_attach_resident() const override;
+  // Model, gradient, momentum, X, y, o, Q(X), a decoding, a view and about one message.
+  std::size_t resident_vectors_per_node() const override { return 10; }
+
   static constexpr std::int32_t kRequest = 1;
   static constexpr std::int32_t kReply = 2;
 
 private:
   struct NodeState {
-    Vec pub;             // X_i (non-blocking only)
-    Vec origin;          // o_i (non-blocking only)
-    Vec y;               // y_i between gradients; written by the task's local step
-    Vec own_q;           // Q(model sent), as the partner rebuilds it (kept while waiting)
-    Vec decoded;         // the partner's model, decoded
-    Vec view;            // scratch: own reconstruction of a reply (reference-point compressors)
+    Vec pub;     // X_i (non-blocking only)
+    Vec origin;  // o_i (non-blocking only)
+    Vec y;       // y_i between gradients; written by the task's local step
+    Vec own_q;   // Q(model sent), as the partner rebuilds it (kept while waiting)
+    Vec decoded; // the partner's model, decoded
+    Vec view;    // scratch: own reconstruction of a reply (reference-point compressors)
+    // On a resident backend: y, o, Q(X), decoded and view, by id (Slot's order).
+    std::array<SharedBuffer, 5> stored;
     bool copy_y = false; // the next task starts from y
     float lr = 0;        // the step size of the gradient in flight
     int steps = 0;       // local steps since the last initiation (h_i)
@@ -73,15 +87,37 @@ private:
     std::deque<Message> deferred; // blocking: requests waiting for the gradient in flight
     SimTime wait_start;
   };
+  // The vectors the protocol's steps name (host memory, or the resident backend's).
+  enum class Slot : std::uint32_t { y, origin, own_q, decoded, view, count };
+  NamedVector vector(int node, Slot slot);
+  NamedVector pub(int node);
+  NamedVector payload(SharedBuffer& b) const; // requires: b's only handle (not yet sent)
+  NamedOperand payload(const SharedBuffer& b) const;
+  NamedVector model(int node) { return blocking_ ? vector(node, Slot::y) : pub(node); }
+  void apply_step(ResidentVectors::VectorOp op, NamedVector dst, NamedOperand a,
+                  NamedOperand b = {});
+  // The compressor's steps on named vectors: the host's (ResidentCodecHost, below) or the
+  // resident backend's.
+  void encode_named(int node, NamedOperand x, NamedVector wire);
+  // The partner's model from its message, decoded against `ref` (or the payload itself).
+  NamedOperand decode_named(int node, const SharedBuffer& payload, NamedOperand ref);
+  // Q(X) as its receiver rebuilds it: into `out` (or the payload itself).
+  NamedOperand own_view_named(int node, const SharedBuffer& payload, NamedOperand x,
+                              NamedVector out);
+  // ResidentCodecHost: the node's compressor and its stream (ctx_'s), its figures counted.
+  void encode(int node, std::span<const float> x, std::span<float> wire) override;
+  void decode(int node, std::span<const float> wire, std::span<const float> ref,
+              std::span<float> out) override;
+  void own_view(int node, std::span<const float> wire, std::span<const float> x,
+                std::span<float> out) override;
+  ResidentCodec device_codec() const;
+  void take_device_figures() const; // a device's encoding and decoding figures, into stats_
 
   void initiate(Context& ctx, int node);
   void serve(Context& ctx, const Message& request);
   void finish(Context& ctx, const Message& reply);
   void next_gradient(Context& ctx, int node);
   int draw_local_steps(Context& ctx, int node);
-  Vec& model(NodeState& s) { return blocking_ ? s.y : s.pub; } // what interactions average
-  // Decodes msg's payload against `ref` into s.decoded (or points at the payload).
-  std::span<const float> decode(int node, const SharedBuffer& payload, const Vec& ref);
   std::int64_t send_bytes() const;
 
   const Topology& topology_;
@@ -95,6 +131,12 @@ private:
   std::vector<NodeState> nodes_;
   PairwiseLocks locks_;
   GossipStats stats_;
+  Context* ctx_ = nullptr; // the run's, from start(): the codec's streams
+  Vec scratch_;            // the increment form's temporary (host)
+  // On a resident backend: that temporary (also the evaluation's), and the evaluation's sum.
+  SharedBuffer scratch_id_, sum_id_;
+  std::vector<std::uint64_t> device_seeds_;
+  ResidentVectors* resident_ = nullptr;
 };
 
 } // namespace dtsim

@@ -44,6 +44,15 @@ inline void apply_vector_op(ResidentVectors::VectorOp op, std::span<float> dst,
   case Op::delay_compensate: // g += lambda g.*g.*(w - bak), DelayCompensation's constant form
     d.array() += s * d.array().square() * (as_vec(a) - as_vec(b)).array();
     return;
+  case Op::subtract:
+    d = as_vec(a) - as_vec(b);
+    return;
+  case Op::average_less: // SwarmSGD's (q_i + q_j) / 2 - (o - y), dst holding o - y
+    d = (as_vec(a) + as_vec(b)) * 0.5f - d;
+    return;
+  case Op::average_step_less: // its increment form, a = q_i
+    d = ((as_vec(a) + as_vec(b)) * 0.5f - as_vec(a)) - d;
+    return;
   case Op::server_step:
   case Op::accumulate:
   case Op::mean_of_sum:

@@ -148,8 +148,10 @@ TEST_SUITE("cuda") {
     // (its table in the live rows, the double sum on the device), SSGD with momentum and
     // gradient tracking with momentum (trackers, g_prev and two-vector messages on the
     // device), D2 on an odd ring (x_prev and lr g_prev there), DecentLaM (its momentum
-    // in the mixing kernel) and momentum tracking (m, d, the all-reduce of the first
-    // gradients and two-vector messages on the device): half an epoch each.
+    // in the mixing kernel), momentum tracking (m, d, the all-reduce of the first
+    // gradients and two-vector messages on the device) and SwarmSGD with the lattice
+    // quantizer's nearest rounding (its public models, y, o and the codec's steps on the
+    // device; no draws, so that its partners are the CPU's): half an epoch each.
     for (const char* algorithm :
          {"--set 'algorithm={name: dsgdm, lr: 0.05, momentum: 0.9, mode: async}'",
           "--set 'algorithm={name: dsgd, lr: 0.05, mode: async}' "
@@ -164,7 +166,9 @@ TEST_SUITE("cuda") {
           "--set 'algorithm={name: gradient-tracking, lr: 0.02, momentum: 0.9}'",
           "--set 'algorithm={name: d2, lr: 0.02}' --set nodes=17",
           "--set 'algorithm={name: decentlam, lr: 0.02}'",
-          "--set 'algorithm={name: momentum-tracking, lr: 0.02}'"}) {
+          "--set 'algorithm={name: momentum-tracking, lr: 0.02}'",
+          "--set 'algorithm={name: swarm-sgd, lr: 0.05, momentum: 0.9, "
+          "compressor: {kind: lattice, bits: 8, side: 0.002}}'"}) {
       CAPTURE(algorithm);
       const std::string extra = std::string("--set stop.epochs=0.5 ") + algorithm;
       const TraceContents cpu =

@@ -349,7 +349,8 @@ TEST_SUITE("cuda") {
     std::vector<float> b = random_vector(rng, kP);
     for (const VectorOp op :
          {VectorOp::copy, VectorOp::average, VectorOp::add_half_difference,
-          VectorOp::subtract_scaled, VectorOp::add, VectorOp::divide, VectorOp::zero}) {
+          VectorOp::subtract_scaled, VectorOp::add, VectorOp::divide, VectorOp::zero,
+          VectorOp::subtract, VectorOp::average_less, VectorOp::average_step_less}) {
       CAPTURE(static_cast<int>(op));
       std::vector<float> kernel = d0, host = d0;
       each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {

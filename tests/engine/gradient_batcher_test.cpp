@@ -94,11 +94,11 @@ TEST_SUITE("engine") {
 
   TEST_CASE("Resident vectors: cpu-resident runs write cpu-batched's traces") {
     // D-PSGD in either order, QG-DSGDm, DecentLaM, gradient and momentum tracking, D2, CHOCO-SGD,
-    // AD-PSGD, ASGD, DC-ASGD, GSGM and SSGD keep their models, momenta, messages and server vectors
-    // in the backend (synchronous with and without momentum, Nesterov, weight decay, a time-varying
-    // schedule; asynchronous, also with reordering jitter); the others (and QG-DSGDm with a refresh
-    // period, the adaptive delay compensation) cannot and run as cpu-batched. 1 and 2 threads.
-    // An attached method frees its host copies of what the backend holds (momenta, QG's
+    // AD-PSGD, SwarmSGD, ASGD, DC-ASGD, GSGM and SSGD keep their models, momenta, messages and
+    // server vectors in the backend (synchronous with and without momentum, Nesterov, weight decay,
+    // a time-varying schedule; asynchronous, also with reordering jitter); the others (and QG-DSGDm
+    // with a refresh period, the adaptive delay compensation) cannot and run as cpu-batched. 1 and
+    // 2 threads. An attached method frees its host copies of what the backend holds (momenta, QG's
     // buffer, u, the trackers, D2's previous steps, the corrections, CHOCO's estimates, DC's
     // backups, GSGM's table).
     struct Case {
@@ -170,6 +170,23 @@ TEST_SUITE("engine") {
         // SSGD: the round's sum in the server's scratch vector; with momentum and weight decay.
         {"{name: ssgd, lr: 0.1}", {}, true},
         {"{name: ssgd, lr: 0.1, momentum: 0.9, weight_decay: 0.001}", {}, true},
+        // SwarmSGD: the public models, y, o, Q(X) and the decodings in the backend, each
+        // step of an interaction a queued step, the compressor's through the method's own
+        // (stochastic and nearest lattice rounding, float32; broken deadlocks' increment
+        // form with jitter); the blocking ablation and fp16 cannot.
+        {"{name: swarm-sgd, lr: 0.1, momentum: 0.9, compressor: {kind: lattice, bits: 4, "
+         "side: 0.02, rounding: stochastic}}",
+         {},
+         true},
+        {"{name: swarm-sgd, lr: 0.1, local_steps: 3, local_steps_dist: geometric, "
+         "compressor: {kind: lattice, bits: 8, side: 0.002}}",
+         {"system.network.jitter_s=0.01"},
+         true},
+        {"{name: swarm-sgd, lr: 0.1, compressor: {kind: none}}",
+         {"system.network.jitter_s=0.01"},
+         true},
+        {"{name: swarm-sgd, lr: 0.1, blocking: true}", {}, false},
+        {"{name: swarm-sgd, lr: 0.1, compressor: {kind: fp16}}", {}, false},
         // Momentum tracking: m, d and two-vector messages in the backend, the all-reduce of
         // the first gradients there; with weight decay on a one-peer exponential schedule,
         // and with network jitter.

@@ -14,6 +14,7 @@ public:
   std::string describe() const override { return half_ ? "fp16" : "none (float32)"; }
   std::int64_t encoded_bytes(std::size_t dim) const override;
   EncodeStats encode(std::span<const float> x, std::span<float> wire, Rng& rng) override;
+  bool half() const { return half_; }
 
 private:
   bool half_;

@@ -35,6 +35,9 @@ public:
   void own_view(std::span<const float> wire, std::span<const float> x,
                 std::span<float> out) const override;
   double radius() const { return 0.5 * static_cast<double>(levels_) * side_; } // q*s/2
+  int bits() const { return bits_; }
+  double side() const { return side_; }
+  bool stochastic() const { return stochastic_; }
 
 private:
   int bits_;
