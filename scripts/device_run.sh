@@ -16,7 +16,7 @@
 # dtsim-baseline and with dtsim in turn, three times (device_bundle.sh's BASELINE);
 # 'goal' the goal row at 1.6 M steps three times (its steady state, with 'ab''s runs);
 # 'methods' the 1,024-node MLP with AD-PSGD, ASGD, GSGM and gradient tracking on cuda and on
-# cuda-resident;
+# cuda-resident; 'compressed' the same with CHOCO-SGD, SwarmSGD and momentum tracking;
 # 'eval' per-node evaluations (LeNet at 256 nodes, ResNet-20 at 32) with both binaries in turn.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -150,6 +150,17 @@ if want methods; then
     '{name: gsgm, lr: 0.00001, momentum: 0.9}' '{name: gradient-tracking, lr: 0.01}'; do
     step 120 "MLP, $algorithm, 1024 nodes" env BACKENDS="cuda cuda-resident" \
       CUDA_NODE_STEPS=100000 ALGORITHM="$algorithm" bench/backend_bench.sh "$build" 1024
+  done
+fi
+# The stability study's compressed methods (CHOCO-SGD with 4-bit QSGD, SwarmSGD with the
+# 4-bit lattice) and momentum tracking, resident since 2026-11-26: the 1,024-node MLP on cuda
+# and on cuda-resident (rates checked on the CPU not to diverge in 100 steps).
+if want compressed; then
+  for algorithm in '{name: choco-sgd, lr: 0.05, momentum: 0.9, gamma: 0.6, compressor: {kind: qsgd, bits: 4}}' \
+    '{name: swarm-sgd, lr: 0.05, momentum: 0.9, compressor: {kind: lattice, bits: 4, side: 0.02, rounding: stochastic}}' \
+    '{name: momentum-tracking, lr: 0.01}'; do
+    step 100 "MLP, $algorithm, 1024 nodes" env BACKENDS="cuda cuda-resident" \
+      CUDA_NODE_STEPS=50000 ALGORITHM="$algorithm" bench/backend_bench.sh "$build" 1024
   done
 fi
 # Where a resident round's device time goes: every kernel's duration and DRAM traffic

@@ -4,32 +4,34 @@
 
 #include "sim/core/errors.hpp"
 
+#include <utility>
+
 namespace dtsim {
 
-SharedBuffer::SharedBuffer(std::shared_ptr<Storage> storage, Slot* slot)
-    : storage_(std::move(storage)), slot_(slot) {
+SharedBuffer::SharedBuffer(Slot* slot) : slot_(slot) {
   ++slot_->refs;
 }
 
-SharedBuffer::SharedBuffer(const SharedBuffer& o) : storage_(o.storage_), slot_(o.slot_) {
+SharedBuffer::SharedBuffer(const SharedBuffer& o) : slot_(o.slot_) {
   if (slot_)
     ++slot_->refs;
 }
 
-SharedBuffer::SharedBuffer(SharedBuffer&& o) noexcept
-    : storage_(std::move(o.storage_)), slot_(o.slot_) {
+SharedBuffer::SharedBuffer(SharedBuffer&& o) noexcept : slot_(o.slot_) {
   o.slot_ = nullptr;
 }
 
 SharedBuffer& SharedBuffer::operator=(SharedBuffer o) noexcept {
-  std::swap(storage_, o.storage_);
   std::swap(slot_, o.slot_);
   return *this;
 }
 
 SharedBuffer::~SharedBuffer() {
-  if (slot_ && --slot_->refs == 0)
-    storage_->free.push_back(slot_);
+  if (slot_ && --slot_->refs == 0) {
+    Storage* storage = slot_->storage;
+    storage->free.push_back(slot_);
+    Storage::release(storage); // the slot no longer keeps it
+  }
 }
 
 std::span<const float> SharedBuffer::view() const {
@@ -52,7 +54,22 @@ std::uint32_t SharedBuffer::id() const {
 }
 
 BufferPool::BufferPool(std::size_t floats_per_buffer)
-    : size_(floats_per_buffer), storage_(std::make_shared<SharedBuffer::Storage>()) {}
+    : size_(floats_per_buffer), storage_(new SharedBuffer::Storage) {}
+
+BufferPool::BufferPool(BufferPool&& o) noexcept : size_(o.size_), storage_(o.storage_) {
+  o.storage_ = nullptr;
+}
+
+BufferPool& BufferPool::operator=(BufferPool&& o) noexcept {
+  std::swap(size_, o.size_);
+  std::swap(storage_, o.storage_);
+  return *this; // o, destroyed, lets go of the old storage
+}
+
+BufferPool::~BufferPool() {
+  if (storage_)
+    SharedBuffer::Storage::release(storage_);
+}
 
 std::size_t BufferPool::buffers_allocated() const {
   return storage_->slots.size();
@@ -62,13 +79,16 @@ SharedBuffer BufferPool::acquire() {
   auto& st = *storage_;
   if (st.free.empty()) {
     st.slots.push_back(std::make_unique<SharedBuffer::Slot>());
-    st.slots.back()->data.resize(static_cast<Eigen::Index>(size_));
-    st.slots.back()->id = static_cast<std::uint32_t>(st.slots.size() - 1);
-    st.free.push_back(st.slots.back().get());
+    SharedBuffer::Slot& slot = *st.slots.back();
+    slot.data.resize(static_cast<Eigen::Index>(size_));
+    slot.id = static_cast<std::uint32_t>(st.slots.size() - 1);
+    slot.storage = storage_;
+    st.free.push_back(&slot);
   }
   SharedBuffer::Slot* s = st.free.back();
   st.free.pop_back();
-  return SharedBuffer(storage_, s);
+  ++st.owners; // the slot in use keeps the storage
+  return SharedBuffer(s);
 }
 
 } // namespace dtsim

@@ -14,9 +14,10 @@ namespace dtsim {
 class BufferPool;
 
 // A handle to one pooled vector. Copies share the buffer; the last handle returns it to the
-// pool. Reference counts change on the engine thread only; tasks may read a buffer that a
-// live handle keeps alive. Writable only through `data()` before it is shared. Handles keep
-// the pool's storage alive, so an algorithm may outlive the simulator that made its buffers.
+// pool. Reference counts change on the engine thread only (so they need no atomics); tasks
+// may read a buffer that a live handle keeps alive. Writable only through `data()` before it
+// is shared. Handles keep the pool's storage alive, so an algorithm may outlive the simulator
+// that made its buffers. One pointer: events and inboxes hold many.
 class SharedBuffer {
 public:
   SharedBuffer() = default;
@@ -37,8 +38,7 @@ private:
   friend class BufferPool;
   struct Slot;
   struct Storage;
-  SharedBuffer(std::shared_ptr<Storage> storage, Slot* slot);
-  std::shared_ptr<Storage> storage_;
+  explicit SharedBuffer(Slot* slot);
   Slot* slot_ = nullptr;
 };
 
@@ -46,24 +46,37 @@ private:
 class BufferPool {
 public:
   explicit BufferPool(std::size_t floats_per_buffer);
+  BufferPool(BufferPool&& o) noexcept;
+  BufferPool& operator=(BufferPool&& o) noexcept;
+  BufferPool(const BufferPool&) = delete;
+  BufferPool& operator=(const BufferPool&) = delete;
+  ~BufferPool();
   SharedBuffer acquire();
   std::size_t buffers_allocated() const;
   std::size_t floats_per_buffer() const { return size_; }
 
 private:
   std::size_t size_;
-  std::shared_ptr<SharedBuffer::Storage> storage_;
+  SharedBuffer::Storage* storage_; // one of its owners
 };
 
 struct SharedBuffer::Slot {
   Vec data;
   int refs = 0;
-  std::uint32_t id = 0; // index in Storage::slots
+  std::uint32_t id = 0;       // index in Storage::slots
+  Storage* storage = nullptr; // the storage that owns it
 };
 
 struct SharedBuffer::Storage {
   std::vector<std::unique_ptr<Slot>> slots;
   std::vector<Slot*> free;
+  // Its owners: the pool while it lives, and each slot in use. The last to let go deletes
+  // it (engine thread only, as the slots' counts).
+  std::size_t owners = 1;
+  static void release(Storage* s) {
+    if (--s->owners == 0)
+      delete s;
+  }
 };
 
 } // namespace dtsim
