@@ -72,11 +72,15 @@ Event EventQueue::pop() {
       if (first >= n)
         break;
       std::size_t best = first;
+      Rank best_rank = rank(heap_[first]);
       const std::size_t end = std::min(first + kArity, n);
-      for (std::size_t c = first + 1; c < end; ++c)
-        if (before(heap_[c], heap_[best]))
-          best = c;
-      if (!before(heap_[best], last))
+      for (std::size_t c = first + 1; c < end; ++c) {
+        const Rank r = rank(heap_[c]);
+        const bool smaller = r < best_rank;
+        best = smaller ? c : best;
+        best_rank = smaller ? r : best_rank;
+      }
+      if (best_rank >= rank(last))
         break;
       heap_[i] = heap_[best];
       i = best;
