@@ -61,7 +61,7 @@ std::size_t ChocoSgd::state_bytes() const {
 }
 
 ResidentQsgd ChocoSgd::device_qsgd() const {
-  // A device compresses each bucket in one block of threads, the bucket in registers.
+  // A device compresses each bucket in one block of threads (choco_step_kernel).
   constexpr std::size_t kLargestDeviceBucket = 8192;
   const auto* q = dynamic_cast<const Qsgd*>(nodes_[0].compressor.get());
   if (q == nullptr || q->bucket() == 0 || q->bucket() > kLargestDeviceBucket)

@@ -61,19 +61,19 @@ std::int64_t SwarmSgd::send_bytes() const {
   return nodes_[0].compressor->encoded_bytes(wire_dim_) + kMessageHeaderBytes;
 }
 
-ResidentCodec SwarmSgd::device_codec() const {
+std::optional<ResidentCodec> SwarmSgd::device_codec() const {
   const Compressor* c = nodes_[0].compressor.get();
   if (const auto* cast = dynamic_cast<const CastCompressor*>(c); cast && !cast->half())
-    return {ResidentCodec::Kind::none, 0, 0.0, false, nullptr};
+    return ResidentCodec{ResidentCodec::Kind::none, 0, 0.0, false, nullptr};
   if (const auto* lattice = dynamic_cast<const LatticeQuantizer*>(c))
-    return {ResidentCodec::Kind::lattice, lattice->bits(), lattice->side(), lattice->stochastic(),
-            nullptr};
-  return {ResidentCodec::Kind::none, -1, 0.0, false, nullptr}; // bits -1: none a device runs
+    return ResidentCodec{ResidentCodec::Kind::lattice, lattice->bits(), lattice->side(),
+                         lattice->stochastic(), nullptr};
+  return std::nullopt;
 }
 
 bool SwarmSgd::can_attach_resident() const {
   // The blocking ablation averages the working models in the task's rows; not resident.
-  return !blocking_ && device_codec().bits >= 0;
+  return !blocking_ && device_codec().has_value();
 }
 
 bool SwarmSgd::attach_resident(ResidentVectors& vectors) {
@@ -81,7 +81,7 @@ bool SwarmSgd::attach_resident(ResidentVectors& vectors) {
     return false;
   vectors.set_local_update(update_.rule()); // the local step writes y_i (a vector by id)
   device_seeds_.assign(nodes_.size(), 0);   // drawn in start()
-  ResidentCodec codec = device_codec();
+  ResidentCodec codec = *device_codec();
   codec.seeds = device_seeds_.data();
   vectors.set_codec(codec, this);
   resident_ = &vectors;

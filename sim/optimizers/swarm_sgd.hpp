@@ -14,6 +14,7 @@
 #include <array>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace dtsim {
@@ -110,7 +111,7 @@ private:
               std::span<float> out) override;
   void own_view(int node, std::span<const float> wire, std::span<const float> x,
                 std::span<float> out) override;
-  ResidentCodec device_codec() const;
+  std::optional<ResidentCodec> device_codec() const; // none for a compressor a device lacks
   void take_device_figures() const; // a device's encoding and decoding figures, into stats_
 
   void initiate(Context& ctx, int node);

@@ -21,6 +21,7 @@
 
 using namespace dtsim;
 using namespace dtsim::cuda;
+using dtsim::test::each_tile_on_host;
 using dtsim::test::random_vector;
 using dtsim::test::relative_error;
 
@@ -138,9 +139,9 @@ TEST_SUITE("cuda") {
       batch.choco = true;
       batch.choco_rows = {half_rows.data(), xhat_rows.data(), s_dev.data(), gamma,
                           adapt_then_combine};
-      for (std::size_t tile = 0; tile < kP; tile += 4 * 256) // J = 4, 256 threads a tile
-        for (std::size_t t = 0; t < 256; ++t)
-          mix_tile<4>(batch, models.data(), nullptr, kP, 0, tile + t, 256);
+      each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {
+        mix_tile<4>(batch, models.data(), nullptr, kP, 0, e0, stride);
+      });
       // The host: GossipProtocol::mix's weighted sum, then ChocoSgd::consensus.
       std::vector<float> mixed(kP), s_host(s0.begin() + kP, s0.end()), x_host(kP);
       weighted_sum(

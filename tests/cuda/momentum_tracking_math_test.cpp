@@ -14,19 +14,13 @@
 
 using namespace dtsim;
 using namespace dtsim::cuda;
+using dtsim::test::each_tile_on_host;
 using dtsim::test::random_vector;
 using dtsim::test::relative_error;
 
 namespace {
 
 constexpr std::size_t kP = 4196; // the last tile of 4 x 256 partial
-
-// Every tile of a kP-element row as each_tile takes them (J = 4, 256 threads a tile).
-template <class F> void each_tile_on_host(const F& f) {
-  for (std::size_t tile = 0; tile < kP; tile += 4 * 256)
-    for (std::size_t t = 0; t < 256; ++t)
-      f(tile + t, std::size_t{256});
-}
 
 std::vector<float> row(const std::vector<float>& rows, std::size_t node) {
   return {rows.begin() + static_cast<std::ptrdiff_t>(node * kP),
@@ -54,7 +48,7 @@ TEST_SUITE("cuda") {
       const int first_flag = first ? 1 : 0;
       const StepBatch batch{&node, &out_ptr, &lr, beta, wd};
       const RuleRows rows{d.data(), nullptr, &first_flag};
-      each_tile_on_host([&](std::size_t e0, std::size_t stride) {
+      each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {
         momentum_tracking_step_tile<4>(batch, rows, grads.data(), models.data(), momenta.data(), kP,
                                        0, e0, stride);
       });
@@ -118,7 +112,7 @@ TEST_SUITE("cuda") {
     MixBatch batch{node.data(), self.data(), self_w.data(), first.data(), in.data(), in_w.data()};
     batch.input_offset = kP;
     batch.add_rows = momenta.data();
-    each_tile_on_host([&](std::size_t e0, std::size_t stride) {
+    each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {
       mix_tile<4>(batch, d.data(), nullptr, kP, 0, e0, stride);
     });
     std::vector<float> host(kP);

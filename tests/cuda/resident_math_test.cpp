@@ -21,6 +21,7 @@
 
 using namespace dtsim;
 using namespace dtsim::cuda;
+using dtsim::test::each_tile_on_host;
 using dtsim::test::random_vector;
 using dtsim::test::relative_error;
 
@@ -29,18 +30,6 @@ namespace {
 // More than two of the CPU code's blocks (2,048); the last tile of 4 x 256 holds 100
 // elements, so that most of its threads start past the row.
 constexpr std::size_t kP = 4196;
-
-// f(e0, stride) over the tiles of a kP-element row as the device kernels take them: J
-// elements per thread at a stride of 256 threads (each_tile), so that the tiles' edges and
-// the row's partial last tile are what the test covers; every thread of the last tile is
-// called, also those past the row (which the kernel leaves out), so that the tile functions'
-// own bounds are tested too.
-template <int J, class F> void each_tile_on_host(const F& f) {
-  constexpr std::size_t kThreads = 256;
-  for (std::size_t tile = 0; tile < kP; tile += J * kThreads)
-    for (std::size_t t = 0; t < kThreads; ++t)
-      f(tile + t, kThreads);
-}
 
 } // namespace
 
@@ -64,7 +53,7 @@ TEST_SUITE("cuda") {
     const MixBatch batch{node.data(),  self.data(), self_w.data(),
                          first.data(), in.data(),   in_w.data()};
     for (int b = 0; b < 2; ++b)
-      each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+      each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {
         mix_tile<4>(batch, models.data(), nullptr, kP, b, e0, stride);
       });
     for (int b = 0; b < 2; ++b) {
@@ -101,7 +90,7 @@ TEST_SUITE("cuda") {
     std::copy(mhat_before.begin(), mhat_before.end(), mhat.begin() + kP);
     const MixBatch batch{node.data(), self.data(), self_w.data(), first.data(),
                          in.data(),   in_w.data(), lr.data(),     0.9f};
-    each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+    each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {
       mix_tile<4>(batch, models.data(), mhat.data(), kP, 0, e0, stride);
     });
     std::vector<float> x_cpu = x_before, mhat_cpu = mhat_before, mixed(GossipProtocol::kBlock);
@@ -145,7 +134,7 @@ TEST_SUITE("cuda") {
         const StepBatch batch{node.data(),       &out_ptr,      lr.data(), rule.momentum,
                               rule.weight_decay, rule.nesterov, false,     true};
         const RuleRows rows{y.data(), g_prev.data(), firsts.data()};
-        each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+        each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {
           tracking_step_tile<4>(batch, rows, grads.data(), models.data(), momenta.data(), kP, 0, e0,
                                 stride);
         });
@@ -178,7 +167,7 @@ TEST_SUITE("cuda") {
     MixBatch batch{node.data(), self.data(), self_w.data(), first.data(), in.data(), in_w.data()};
     batch.self_is_destination = true;
     batch.input_offset = kP;
-    each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+    each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {
       mix_tile<4>(batch, y.data(), nullptr, kP, 0, e0, stride);
     });
     std::vector<float> y_cpu = y_before;
@@ -211,7 +200,7 @@ TEST_SUITE("cuda") {
         StepBatch batch{node.data(), &out_ptr, lr.data()};
         batch.weight_decay = weight_decay;
         const RuleRows rows{x_prev.data(), lr_g_prev.data(), firsts.data()};
-        each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+        each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {
           d2_step_tile<4>(batch, rows, grads.data(), models.data(), kP, 0, e0, stride);
         });
         D2::correct(first == 1, weight_decay, lr[0], g_cpu,
@@ -237,7 +226,7 @@ TEST_SUITE("cuda") {
     MixBatch batch{node.data(), self.data(), self_w.data(), first.data(),
                    in.data(),   in_w.data(), lr.data(),     0.9f};
     batch.decentlam = true;
-    each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+    each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {
       mix_tile<4>(batch, models.data(), momenta.data(), kP, 0, e0, stride);
     });
     std::vector<float> x_cpu = x_before, m_cpu = m_before, mixed(GossipProtocol::kBlock);
@@ -273,7 +262,7 @@ TEST_SUITE("cuda") {
       const std::vector<float> lr{0.05f};
       const StepBatch step{node.data(),       &out_ptr,      lr.data(),         rule.momentum,
                            rule.weight_decay, rule.nesterov, rule.quasi_global, true};
-      each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+      each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {
         local_step_tile<4>(step, grads.data(), models.data(), momenta.data(), kP, 0, e0, stride);
       });
       LocalUpdate::direction(
@@ -289,7 +278,7 @@ TEST_SUITE("cuda") {
       const std::vector<float> self_w{0.7f}, in_w{0.3f};
       const MixBatch mix{node.data(), self.data(), self_w.data(), first.data(), in.data(),
                          in_w.data(), nullptr,     0.0f,          lr.data(),    grads.data()};
-      each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+      each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {
         mix_tile<4>(mix, models.data(), nullptr, kP, 0, e0, stride);
       });
       std::vector<float> x_cpu = x;
@@ -326,7 +315,7 @@ TEST_SUITE("cuda") {
       const StepBatch batch{node.data(),    &out_ptr,   lr.data(),     r.momentum,
                             r.weight_decay, r.nesterov, r.quasi_global};
       std::vector<float> m_cpu(momenta.begin() + kP, momenta.end()), out_cpu(kP);
-      each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+      each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {
         local_step_tile<4>(batch, grads.data(), models.data(), momenta.data(), kP, 0, e0, stride);
       });
       LocalUpdate::step({r.momentum, r.weight_decay, r.nesterov, r.quasi_global, 0.0f},
@@ -353,7 +342,7 @@ TEST_SUITE("cuda") {
           VectorOp::subtract, VectorOp::average_less, VectorOp::average_step_less}) {
       CAPTURE(static_cast<int>(op));
       std::vector<float> kernel = d0, host = d0;
-      each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+      each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {
         vector_op_tile<4>(op, kernel.data(), a.data(), b.data(), 0.05f, 0.0f, 0.0f, kP, e0, stride);
       });
       apply_vector_op(op, host, a, b, 0.05f);
@@ -364,7 +353,7 @@ TEST_SUITE("cuda") {
     }
     // In place (dst = a), as AD-PSGD averages its live model.
     std::vector<float> kernel = d0, host = d0;
-    each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+    each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {
       vector_op_tile<4>(VectorOp::average, kernel.data(), kernel.data(), b.data(), 0.0f, 0.0f, 0.0f,
                         kP, e0, stride);
     });
@@ -378,7 +367,7 @@ TEST_SUITE("cuda") {
     const std::vector<float> w = random_vector(rng, kP), g = random_vector(rng, kP);
     std::vector<float> bak = random_vector(rng, kP);
     std::vector<float> kernel = g, host = g;
-    each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+    each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {
       vector_op_tile<4>(VectorOp::delay_compensate, kernel.data(), w.data(), bak.data(), 0.5f, 0.0f,
                         0.0f, kP, e0, stride);
     });
@@ -395,7 +384,7 @@ TEST_SUITE("cuda") {
     std::vector<double> kernel(kP, 0.0);
     Eigen::VectorXd host = Eigen::VectorXd::Zero(kP);
     const auto step = [&](VectorOp op, const std::vector<float>& row, float s, float* out) {
-      each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+      each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {
         sum_tile<4>(op, kernel.data(), out, row.data(), s, kP, e0, stride);
       });
     };
@@ -428,7 +417,7 @@ TEST_SUITE("cuda") {
       const std::vector<float> g = random_vector(rng, kP);
       std::vector<float> w = random_vector(rng, kP), m = random_vector(rng, kP);
       Vec w_host = as_vec(std::span<const float>(w)), m_host = as_vec(std::span<const float>(m));
-      each_tile_on_host<4>([&](std::size_t e0, std::size_t stride) {
+      each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {
         vector_op_tile<4>(VectorOp::server_step, w.data(), g.data(), m.data(), 0.05f, r.momentum,
                           r.weight_decay, kP, e0, stride);
       });

@@ -4,6 +4,7 @@
 // not change any element's arithmetic (bit for bit: built without fused multiply-adds, which
 // a compiler may place differently in two forms of one expression).
 #include "cuda/resident_math.hpp"
+#include "resident_test_vectors.hpp"
 #include "sim/core/rng.hpp"
 
 #include <doctest/doctest.h>
@@ -11,17 +12,12 @@
 
 using namespace dtsim;
 using namespace dtsim::cuda;
+using dtsim::test::each_tile_on_host;
+using dtsim::test::random_vector;
 
 namespace {
 
 constexpr std::size_t kP = 1100; // one tile of 4 x 256 and a partial one
-
-std::vector<float> random_vector(Rng& rng, std::size_t n) {
-  std::vector<float> v(n);
-  for (float& x : v)
-    x = static_cast<float>(rng.uniform(-1.0, 1.0));
-  return v;
-}
 
 // local_step_tile's element e before the change (commit 8d72e73), loads and stores
 // interleaved.
@@ -71,13 +67,6 @@ void interleaved_mix_tail(const MixBatch& m, float* models, float* mhat, std::si
   x[e] = v;
 }
 
-// Every thread of each tile, as the device takes them (256 threads, 4 elements each).
-template <class F> void each_thread(const F& f) {
-  for (std::size_t tile = 0; tile < kP; tile += 4 * 256)
-    for (std::size_t t = 0; t < 256; ++t)
-      f(tile + t, std::size_t{256});
-}
-
 } // namespace
 
 TEST_SUITE("cuda") {
@@ -93,7 +82,7 @@ TEST_SUITE("cuda") {
       const MixBatch batch{node.data(),  self.data(), self_w.data(),
                            first.data(), in.data(),   in_w.data()};
       std::vector<float> models(kP);
-      each_thread([&](std::size_t e0, std::size_t stride) {
+      each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {
         mix_tile<4>(batch, models.data(), nullptr, kP, 0, e0, stride);
       });
       std::vector<float> expected(kP); // the loop before (commit 9c7f4b5): one input at a time
@@ -134,7 +123,7 @@ TEST_SUITE("cuda") {
                             r.weight_decay, r.nesterov, r.quasi_global, r.combine_then_adapt};
       StepBatch reference = batch;
       reference.out = &out_ref_ptr;
-      each_thread([&](std::size_t e0, std::size_t stride) {
+      each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {
         local_step_tile<4>(batch, grads.data(), models.data(), momenta.data(), kP, 0, e0, stride);
       });
       for (std::size_t e = 0; e < kP; ++e)
@@ -167,14 +156,14 @@ TEST_SUITE("cuda") {
         batch.u_rows = u_rows.data();
       }
       std::vector<float> models = models0, mhat = mhat0, models_ref = models0, mhat_ref = mhat0;
-      each_thread([&](std::size_t e0, std::size_t stride) {
+      each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {
         mix_tile<4>(batch, models.data(), mhat.data(), kP, 0, e0, stride);
       });
       // The mixed values v, from the plain mixing (the part the change left alone).
       MixBatch plain = batch;
       plain.refresh_lr = plain.subtract_lr = nullptr;
       std::vector<float> mixed = models0;
-      each_thread([&](std::size_t e0, std::size_t stride) {
+      each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {
         mix_tile<4>(plain, mixed.data(), nullptr, kP, 0, e0, stride);
       });
       for (std::size_t e = 0; e < kP; ++e)
