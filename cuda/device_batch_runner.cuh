@@ -85,7 +85,7 @@ public:
     usable -= std::min(usable, train_features.size() * sizeof(float));
     if (resident.nodes > 0) { // the evaluations' chunk buffers (evaluate_resident)
       eval_bytes_ = std::max(kEvalBytes, usable / 8);
-      usable -= std::min(usable, eval_bytes_);
+      usable -= std::min(usable, eval_bytes_ - kEvalBytes); // its first 1 GB: the spare quarter's
     }
     const std::size_t fits = usable / bytes_per_node();
     // The pinned staging buffers (models up, gradients down) hold a chunk's nodes: at most
@@ -538,7 +538,9 @@ private:
   std::optional<Deferred> deferred_; // a pass's first-layer weight gradient, not yet computed
   // evaluate_resident's: the examples (kept for the run: which host set they are) and a
   // chunk's buffers, eval_bytes_: an eighth of the usable memory the resident vectors and
-  // the training set leave (the training chunks get the rest), at least kEvalBytes. 1 GB
+  // the training set leave (the training chunks get the rest), at least kEvalBytes, which
+  // the quarter of the memory kept spare holds (so that a run whose vectors only just fit
+  // does not train one node a chunk to make room for it). 1 GB
   // alone held only 9 LeNet nodes on 1,000 examples (112 MB per node, its first
   // convolution's patches 78 MB) and 5 ResNet-20 nodes on 100 (about 200 MB), whose
   // evaluations then ran as many small passes; about 6.9 GiB on an 80 GB H100 at the goal

@@ -8,10 +8,12 @@
 // rates) go up.
 #pragma once
 
+#include "cuda/device_choco.cuh"
 #include "cuda/device_codec.cuh"
 #include "cuda/device_memory.cuh"
 #include "cuda/fused_first_layer.hpp"
 #include "cuda/resident_math.hpp"
+#include "cuda/staged_plan.cuh"
 #include "sim/engine/batched_gradients.hpp"
 
 #include <algorithm>
@@ -23,23 +25,6 @@
 
 namespace dtsim::cuda {
 namespace {
-
-// A plan array filled on the host (pinned) and copied to the device on the batches' stream.
-template <class T> struct StagedPlan {
-  PinnedArray<T> host;
-  DeviceArray<T> device;
-  void reserve(std::size_t n) {
-    host.resize(std::max<std::size_t>(n, 1), "cudaMallocHost (resident plans)");
-    device.resize(std::max<std::size_t>(n, 1), "cudaMalloc (resident plans)");
-  }
-  void upload(cudaStream_t s, std::size_t n, TransferStats& bus) {
-    if (n == 0)
-      return;
-    check(cudaMemcpyAsync(device.data, host.data, n * sizeof(T), cudaMemcpyHostToDevice, s),
-          "cudaMemcpyAsync (resident plans)");
-    bus.host_to_device_bytes += static_cast<std::int64_t>(n * sizeof(T));
-  }
-};
 
 // out[node] = ||row_node - mean||^2 over P floats, one block per node: each thread's
 // partial sum (resident_math.hpp's squared_distance_partial), then a tree over the block in
@@ -79,88 +64,6 @@ void launch_sum_op(cudaStream_t stream, ResidentVectors::VectorOp op, double* su
     sum_tile<J>(op, sum, out, a, s, P, e0, stride);
   });
   check(cudaGetLastError(), "kernel launch (resident sum step)");
-}
-
-// CHOCO-SGD's local steps: block (k, y) steps bucket k of step entry first_entry + y. Its
-// threads stride the bucket twice: first the step before the compression
-// (choco_difference_element: x_half written, the difference d kept in the gradient's row),
-// then, with the bucket's norm, QSGD (qsgd_element) into the message, xhat += q. The
-// bucket's sums of d^2 and (q - d)^2 are trees over the block in a fixed order, so the same
-// rows give the same bits; each block leaves its bucket's (error^2, norm) in bucket_stats.
-constexpr int kChocoThreads = 128;
-static_assert((kChocoThreads & (kChocoThreads - 1)) == 0, "the tree halves the block");
-__device__ float choco_block_sum(float v, float* part) {
-  const int t = static_cast<int>(threadIdx.x);
-  part[t] = v;
-  __syncthreads();
-  for (int width = kChocoThreads / 2; width > 0; width /= 2) {
-    if (t < width)
-      part[t] += part[t + width];
-    __syncthreads();
-  }
-  const float total = part[0];
-  __syncthreads(); // before part is written again
-  return total;
-}
-struct ChocoQsgdPlan {
-  int bits = 0;
-  std::size_t bucket = 0;
-  bool contractive = false;
-  const std::uint64_t* seeds = nullptr; // per node
-  const std::uint64_t* steps = nullptr; // per step entry: the node's step count
-};
-__global__ void choco_step_kernel(StepBatch s, ChocoRows c, ChocoQsgdPlan q, float* grads,
-                                  const float* models, float* momenta, std::size_t P,
-                                  float* bucket_stats, int first_entry) {
-  __shared__ float part[kChocoThreads];
-  const int b = first_entry + static_cast<int>(blockIdx.y);
-  const StepRows r = step_rows(s, grads, models, momenta, P, b);
-  const std::size_t row = static_cast<std::size_t>(s.node[b]) * P;
-  const std::size_t first = static_cast<std::size_t>(blockIdx.x) * q.bucket;
-  const std::size_t end = first + q.bucket < P ? first + q.bucket : P;
-  float squares = 0;
-  for (std::size_t e = first + threadIdx.x; e < end; e += kChocoThreads) {
-    const float d =
-        choco_difference_element(s, c, r.lr, r.g[e], r.x[e], r.m ? r.m[e] : 0.0f, c.xhat[row + e],
-                                 c.s[row + e], r.m ? r.m + e : nullptr, c.x_half + row + e);
-    r.g[e] = d; // the thread's own elements: read back by it alone, below
-    squares += d * d;
-  }
-  const float norm = sqrtf(choco_block_sum(squares, part));
-  const QsgdBucket k = qsgd_bucket(norm, end - first, q.bits, q.contractive);
-  const std::uint64_t seed = q.seeds[s.node[b]];
-  const std::uint64_t step = q.steps[b];
-  float errors = 0;
-  for (std::size_t e = first + threadIdx.x; e < end; e += kChocoThreads) {
-    const float d = r.g[e];
-    const float v = qsgd_element(k, d, counter_uniform(seed, step, e));
-    r.out[e] = v;
-    c.xhat[row + e] += v;
-    errors += (v - d) * (v - d);
-  }
-  errors = choco_block_sum(errors, part);
-  if (threadIdx.x == 0) {
-    float* stats = bucket_stats + 2 * (static_cast<std::size_t>(b) * gridDim.x + blockIdx.x);
-    stats[0] = k.pass_through ? 0.0f : errors; // Qsgd::encode counts no error there
-    stats[1] = norm;
-  }
-}
-// Each step entry's encoding figures from its buckets' (GossipStats::encoded's per message:
-// ||q - d|| and, for d != 0, ||q - d|| / ||d||, from the buckets' sums in bucket order in
-// double, as Qsgd::encode's EncodeStats), added to its node's running sums (4 per node:
-// error, count, relative error, its count). One thread per entry; a node is in one entry.
-__global__ void choco_stats_kernel(const int* node, int count, const float* bucket_stats,
-                                   unsigned buckets, double* node_sums) {
-  const int b = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (b >= count)
-    return;
-  double error_sq = 0, norm_sq = 0;
-  for (unsigned k = 0; k < buckets; ++k) {
-    const float* stats = bucket_stats + 2 * (static_cast<std::size_t>(b) * buckets + k);
-    error_sq += static_cast<double>(stats[0]);
-    norm_sq += static_cast<double>(stats[1]) * static_cast<double>(stats[1]);
-  }
-  add_encoding_figures(error_sq, norm_sq, node_sums + 4 * static_cast<std::size_t>(node[b]));
 }
 
 // The first-layer weights' fused local step (fused_first_layer.hpp): block x a tile of
@@ -206,23 +109,17 @@ public:
     }
     if (rule.flags_first_step())
       stepped_.assign(nodes_, 0);
-    if (rule.choco) {
-      if (rule.qsgd.bits <= 0 || rule.qsgd.bucket == 0 || rule.qsgd.seeds == nullptr)
-        throw std::logic_error("resident CHOCO-SGD: the device runs QSGD by buckets only");
-      choco_sums_.resize(4 * nodes_, "cudaMalloc (resident encoding sums)");
-      check(cudaMemsetAsync(choco_sums_.data, 0, 4 * nodes_ * sizeof(double), stream_),
-            "cudaMemsetAsync (resident encoding sums)");
-      choco_steps_.assign(nodes_, 0);
-    }
+    if (rule.choco)
+      choco_ = std::make_unique<DeviceChocoSteps>(rule.compression, nodes_, P_, stream_, bus_);
   }
   bool take_encode_sums(EncodeSums& out) override {
     if (codec_) { // SwarmSGD's encodings
       codec_->take_encode_sums(out);
       return true;
     }
-    if (!rule_.choco)
+    if (!choco_)
       return false;
-    take_node_figures(choco_sums_.data, nodes_, stream_, bus_, out);
+    choco_->take_encode_sums(out);
     return true;
   }
   // --- a pairwise method's compressor steps (DeviceCodec), in call order on the stream ---
@@ -563,6 +460,8 @@ public:
       count += steps_[static_cast<std::size_t>(job.node)].queued ? 1 : 0;
     if (fused && count != jobs.size()) // before any step's flag is cleared
       throw std::logic_error("resident local steps: a fused step needs every job's step");
+    if (fused && rule_.rule_rows() > 0)
+      throw std::logic_error("resident local steps: a rule with rows of its own is never fused");
     if (count == 0)
       return;
     // The last steps' plans may still be on their way up: the batch runner no longer waits
@@ -583,8 +482,6 @@ public:
       ++b;
     }
     if (rule_.flags_first_step()) { // each entry's first-step flag, then its node has stepped
-      if (fused)
-        throw std::logic_error("resident local steps: a rule with rows of its own is never fused");
       step_first_.reserve(count);
       for (std::size_t k = 0; k < count; ++k) {
         char& stepped = stepped_[static_cast<std::size_t>(step_node_.host.data[k])];
@@ -596,8 +493,8 @@ public:
     step_node_.upload(stream_, count, bus_);
     step_out_.upload(stream_, count, bus_);
     step_lr_.upload(stream_, count, bus_);
-    if (rule_.choco) // each entry's step count, a plan too
-      plan_choco_steps(count);
+    if (choco_) // each entry's step count, a plan too
+      choco_->plan(step_node_.host.data, count);
     check(cudaEventRecord(steps_planned_.event, stream_), "cudaEventRecord (resident plans)");
     const StepBatch batch{step_node_.device.data, step_out_.device.data,   step_lr_.device.data,
                           rule_.momentum,         rule_.weight_decay,      rule_.nesterov,
@@ -606,11 +503,11 @@ public:
     const float* models = models_.data;
     float* momenta = momenta_.data; // null without momentum: never read then
     const std::size_t P = P_;
-    if (rule_.choco) {
-      run_choco_steps(batch, count);
+    if (choco_) {
+      choco_->run(batch, choco_rows(), step_node_.device.data, count, grads, models, momenta);
       return;
     }
-    if (rule_.flags_first_step()) {
+    if (rule_.flags_first_step()) { // never fused (above)
       const RuleRows rows{rule_rows_[0].data, rule_rows_[1].data, step_first_.device.data};
       if (rule_.d2)
         each_tile<kTile>(stream_, static_cast<int>(count), P,
@@ -659,45 +556,6 @@ private:
   ChocoRows choco_rows() const {
     return {rule_rows_[0].data, rule_rows_[1].data, rule_rows_[2].data, rule_.gamma,
             rule_.choco_adapt_then_combine};
-  }
-
-  // The step counts of the `count` entries planned in step_node_ (their streams' counters),
-  // with the plans; the seeds go up once, at the first steps.
-  void plan_choco_steps(std::size_t count) {
-    if (choco_seeds_.data == nullptr) {
-      choco_seeds_.resize(nodes_, "cudaMalloc (resident QSGD seeds)");
-      check(cudaMemcpyAsync(choco_seeds_.data, rule_.qsgd.seeds, nodes_ * sizeof(std::uint64_t),
-                            cudaMemcpyHostToDevice, stream_),
-            "cudaMemcpyAsync (resident QSGD seeds)");
-      check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-      bus_.host_to_device_bytes += static_cast<std::int64_t>(nodes_ * sizeof(std::uint64_t));
-    }
-    choco_step_counts_.reserve(count);
-    for (std::size_t k = 0; k < count; ++k)
-      choco_step_counts_.host.data[k] =
-          choco_steps_[static_cast<std::size_t>(step_node_.host.data[k])]++;
-    choco_step_counts_.upload(stream_, count, bus_);
-  }
-  // CHOCO-SGD's steps of those entries (choco_step_kernel), then their encoding figures
-  // (choco_stats_kernel).
-  void run_choco_steps(const StepBatch& batch, std::size_t count) {
-    const std::size_t bucket = rule_.qsgd.bucket;
-    const auto buckets = static_cast<unsigned>((P_ + bucket - 1) / bucket);
-    choco_bucket_stats_.resize(2 * count * buckets, "cudaMalloc (resident QSGD figures)");
-    const ChocoQsgdPlan plan{rule_.qsgd.bits, bucket, rule_.qsgd.contractive, choco_seeds_.data,
-                             choco_step_counts_.device.data};
-    for (std::size_t at = 0; at < count; at += kMaxGridY) {
-      const auto slice = static_cast<unsigned>(std::min(kMaxGridY, count - at));
-      choco_step_kernel<<<dim3(buckets, slice), kChocoThreads, 0, stream_>>>(
-          batch, choco_rows(), plan, grads_.data, models_.data, momenta_.data, P_,
-          choco_bucket_stats_.data, static_cast<int>(at));
-    }
-    check(cudaGetLastError(), "kernel launch (resident CHOCO-SGD steps)");
-    constexpr int kThreads = 128;
-    choco_stats_kernel<<<static_cast<unsigned>((count + kThreads - 1) / kThreads), kThreads, 0,
-                         stream_>>>(step_node_.device.data, static_cast<int>(count),
-                                    choco_bucket_stats_.data, buckets, choco_sums_.data);
-    check(cudaGetLastError(), "kernel launch (resident CHOCO-SGD figures)");
   }
 
   // One step of a pairwise method, on the stream: after the batches' kernels queued before
@@ -822,21 +680,15 @@ private:
   StagedPlan<const float*> mix_self_, mix_in_;
   StagedPlan<float> mix_self_w_, mix_in_w_, mix_lr_, step_lr_;
   StagedPlan<float*> step_out_;
-  StagedPlan<int> step_first_;      // gradient tracking: the entries' first-step flags
-  DeviceArray<float> rule_rows_[3]; // a rule's own rows (RuleRows: GT's y, g_prev; D²'s;
-                                    // CHOCO-SGD's x_half, xhat, s)
-  std::vector<char> stepped_;       // with rule rows: the node has made its first step
-  CudaEvent steps_planned_;         // after the last steps' plans were copied up
-  // CHOCO-SGD: each node's device seed and step count, each entry's step, the buckets'
-  // figures of the last steps and each node's running sums of its encodings' figures.
-  DeviceArray<std::uint64_t> choco_seeds_;
-  std::vector<std::uint64_t> choco_steps_;
-  StagedPlan<std::uint64_t> choco_step_counts_;
-  DeviceArray<float> choco_bucket_stats_;
-  DeviceArray<double> choco_sums_;
-  std::unique_ptr<DeviceCodec> codec_; // a pairwise method's compressor (set_codec)
-  DeviceArray<float> gbar_;            // momentum tracking's mean first gradient, until every start
-  std::size_t starts_ = 0;             // momentum tracking's nodes started
+  StagedPlan<int> step_first_;              // gradient tracking: the entries' first-step flags
+  DeviceArray<float> rule_rows_[3];         // a rule's own rows (RuleRows: GT's y, g_prev; D²'s;
+                                            // CHOCO-SGD's x_half, xhat, s)
+  std::vector<char> stepped_;               // with rule rows: the node has made its first step
+  CudaEvent steps_planned_;                 // after the last steps' plans were copied up
+  std::unique_ptr<DeviceChocoSteps> choco_; // CHOCO-SGD's steps (a choco rule)
+  std::unique_ptr<DeviceCodec> codec_;      // a pairwise method's compressor (set_codec)
+  DeviceArray<float> gbar_; // momentum tracking's mean first gradient, until every start
+  std::size_t starts_ = 0;  // momentum tracking's nodes started
 };
 
 } // namespace

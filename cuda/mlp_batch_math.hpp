@@ -4,16 +4,12 @@
 // reference executor (host_mlp_ops.hpp) that tests run without a GPU.
 #pragma once
 
+#include "sim/core/host_device.hpp"
+
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
-
-#if defined(__CUDACC__)
-#define DTSIM_HD __host__ __device__
-#else
-#define DTSIM_HD
-#endif
 
 namespace dtsim::cuda {
 

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 // Unrolls a tile's loop over its J elements on the device, so that the per-element values
 // stay in registers (the host compilers, nvcc's host pass included, take the loops as they
@@ -476,6 +477,61 @@ DTSIM_HD inline float qsgd_element(const QsgdBucket& q, float d, float u) {
   return copysignf(floorf(r) * q.unit, d);
 }
 
+// x rounded to the nearest IEEE half precision value (ties to even) and back to float: the
+// fp16 compressor's value (Eigen::half's conversion, bit for bit: a host test). Beyond the
+// largest half (65504, up to 65520 excluded) it is +-inf; NaN stays NaN.
+DTSIM_HD inline float round_to_half(float x) {
+  std::uint32_t bits = 0;
+  memcpy(&bits, &x, sizeof bits);
+  const std::uint32_t sign = bits & 0x80000000u;
+  std::uint32_t a = bits ^ sign;
+  if (a >= 0x7F800000u) // inf, NaN
+    return x;
+  if (a >= 0x477FF000u) { // 65520 and above round to inf
+    a = 0x7F800000u;
+  } else if (a < 0x38800000u) { // below 2^-14: half's subnormals, multiples of 2^-24
+    float magnitude = 0;
+    memcpy(&magnitude, &a, sizeof a);
+    magnitude = rintf(magnitude * 0x1p24f) * 0x1p-24f; // both products exact
+    memcpy(&a, &magnitude, sizeof a);
+  } else { // 13 of the 23 fraction bits dropped, to nearest, ties to even
+    a += 0x0FFFu + ((a >> 13) & 1u);
+    a &= ~0x1FFFu;
+  }
+  a |= sign;
+  float out = 0;
+  memcpy(&out, &a, sizeof a);
+  return out;
+}
+
+// CHOCO-SGD's compression of a step's whole difference d on a device (every form but QSGD
+// by buckets): each element's q from d, whether the selection kept it (top-k, random-k) and
+// its uniform (QSGD). The host's compressors give the same q from the same inputs (sign's
+// mean and the selection are the kernel's; a host test).
+struct WholeCompression {
+  ResidentCompression::Kind kind = ResidentCompression::Kind::identity;
+  float scale = 0; // sign: the mean |d|; random-k: 1 (contractive) or P / keep
+  QsgdBucket qsgd = {};
+};
+DTSIM_HD inline float whole_compression_element(const WholeCompression& c, float d, bool kept,
+                                                float u) {
+  using Kind = ResidentCompression::Kind;
+  switch (c.kind) {
+  case Kind::half:
+    return round_to_half(d);
+  case Kind::qsgd:
+    return qsgd_element(c.qsgd, d, u);
+  case Kind::sign:
+    return d >= 0.0f ? c.scale : -c.scale; // SignCompressor's: NaN takes -scale
+  case Kind::top_k:
+    return kept ? d : 0.0f;
+  case Kind::random_k:
+    return kept ? c.scale * d : 0.0f;
+  default: // identity (none has no kernel)
+    return d;
+  }
+}
+
 // splitmix64's finalizer: a bijective mix of the 64 bits.
 DTSIM_HD inline std::uint64_t mix64(std::uint64_t z) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -491,6 +547,15 @@ DTSIM_HD inline float counter_uniform(std::uint64_t seed, std::uint64_t step, st
                                 static_cast<std::uint64_t>(e / 4) * 0xD1B54A32D192ED03ull);
   const auto bits = static_cast<unsigned>((r >> (16 * (e % 4))) & 0xFFFFu);
   return (static_cast<float>(bits) + 0.5f) * 0x1p-16f;
+}
+
+// The device's key for element e of a node's step (CHOCO-SGD's random-k on cuda-resident):
+// a hash of (the node's seed, its step, e); the keep largest keys are a uniform draw of keep
+// coordinates (ties, about n^2 / 2^33 pairs among n, go to the lower index).
+DTSIM_HD inline std::uint32_t counter_key(std::uint64_t seed, std::uint64_t step, std::size_t e) {
+  const std::uint64_t r = mix64(mix64(seed + step * 0x9E3779B97F4A7C15ull) +
+                                (static_cast<std::uint64_t>(e) + 1) * 0x9FB21C651E98DF25ull);
+  return static_cast<std::uint32_t>(r >> 32);
 }
 
 // SwarmSGD's lattice quantizer per element (LatticeQuantizer's encode, decode and own_view):

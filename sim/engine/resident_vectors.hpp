@@ -104,13 +104,26 @@ struct ResidentCodec {
 };
 
 // The compressor a device runs for a resident CHOCO-SGD (the host's runs through
-// ResidentEncoder): QSGD by buckets, bits > 0 (0: none that a device can run).
-struct ResidentQsgd {
+// ResidentEncoder, the method's own compressor and stream): the device's form of each
+// built-in contractive compressor; none where the method's has none.
+struct ResidentCompression {
+  enum class Kind : std::uint8_t {
+    none,     // no device form
+    identity, // float32: q = d
+    half,     // float16: q = d rounded to the nearest half
+    qsgd,     // QSGD by buckets of `bucket` (0: the whole vector) with `bits`
+    sign,     // q = mean |d| with d's sign (the sign of -0 is +; NaN's, -)
+    top_k,    // the `keep` largest |d|, ties to the lower index
+    random_k, // `keep` coordinates drawn uniformly, scaled by P / keep unless contractive
+  };
+  Kind kind = Kind::none;
   int bits = 0;
-  std::uint32_t bucket = 0;
+  std::size_t bucket = 0;
   bool contractive = false;
-  // Seeds of each node's device stream (the device's draws are its own: counter-based, so
-  // that every bucket draws in parallel; the host's stream cannot be split that way).
+  std::size_t keep = 0;
+  // Seeds of each node's device stream (QSGD's and random-k's draws on a device are its own:
+  // counter-based, so that every element draws in parallel; the host's stream cannot be
+  // split that way).
   const std::uint64_t* seeds = nullptr;
 };
 
@@ -148,7 +161,7 @@ public:
   // s = sum_j W_ij xhat_j (written at the start, write_rule_row). The local step:
   // x_half = x - lr u (the momentum as above), with choco_adapt_then_combine false then
   // x_half += gamma (s - xhat); q = C(x_half - xhat) (the encoder's; on a device
-  // `qsgd`'s); xhat += q; the message is q. The mixing, its self the node's own message:
+  // `compression`'s); xhat += q; the message is q. The mixing, its self the node's own message:
   // s += self_w q_i + sum_j w_j q_j, then x = x_half + gamma (s - xhat) (adapt-then-combine)
   // or x = x_half.
   struct LocalUpdateRule {
@@ -166,7 +179,7 @@ public:
     float gamma = 0;
     bool choco_adapt_then_combine = true;
     ResidentEncoder* encoder = nullptr;
-    ResidentQsgd qsgd = {};
+    ResidentCompression compression = {};
     // The vectors of P floats in a message: two with gradient or momentum tracking, else one.
     std::size_t message_vectors() const { return gradient_tracking || momentum_tracking ? 2 : 1; }
     // The rows of its own the rule keeps per node: gradient tracking's y and g_prev, D²'s
@@ -255,7 +268,7 @@ public:
   // engine's own; on a device its own fixed-order reduction, deterministic but not the
   // host's bits).
   virtual double consensus_distance() = 0;
-  // The figures of the encodings that the backend ran itself (a device's QSGD, rule.qsgd)
+  // The figures of the encodings that the backend ran itself (a device's, rule.compression)
   // since the last call, summed over the nodes in node order: per message ||q - d||, and
   // ||q - d|| / ||d|| where d != 0, with their counts (GossipStats' quantization columns).
   // False where the encodings ran through the rule's encoder, whose owner counts them.

@@ -3,7 +3,11 @@
 #include "sim/optimizers/choco_sgd.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/optimizers/compression/cast_compressor.hpp"
 #include "sim/optimizers/compression/qsgd.hpp"
+#include "sim/optimizers/compression/random_k.hpp"
+#include "sim/optimizers/compression/sign_compressor.hpp"
+#include "sim/optimizers/compression/top_k.hpp"
 #include "topologies/topology.hpp"
 
 namespace dtsim {
@@ -60,17 +64,37 @@ std::size_t ChocoSgd::state_bytes() const {
   return GossipProtocol::state_bytes() + update_.state_bytes() + vectors * sizeof(float);
 }
 
-ResidentQsgd ChocoSgd::device_qsgd() const {
-  // A device compresses each bucket in one block of threads (choco_step_kernel).
-  constexpr std::size_t kLargestDeviceBucket = 8192;
-  const auto* q = dynamic_cast<const Qsgd*>(nodes_[0].compressor.get());
-  if (q == nullptr || q->bucket() == 0 || q->bucket() > kLargestDeviceBucket)
-    return {};
-  return {q->bits(), static_cast<std::uint32_t>(q->bucket()), q->contractive(), nullptr};
+ResidentCompression ChocoSgd::device_compression() const {
+  using Kind = ResidentCompression::Kind;
+  const Compressor* c = nodes_[0].compressor.get();
+  ResidentCompression form;
+  if (const auto* q = dynamic_cast<const Qsgd*>(c)) {
+    // A device keeps two floats of figures per bucket and step: buckets under 16
+    // coordinates would take more than an eighth of a row for them (none is a device form).
+    constexpr std::size_t kSmallestDeviceBucket = 16;
+    if (q->bucket() > 0 && q->bucket() < kSmallestDeviceBucket)
+      return form;
+    form.kind = Kind::qsgd;
+    form.bits = q->bits();
+    form.bucket = q->bucket() >= dim() ? 0 : q->bucket(); // one bucket: the whole vector
+    form.contractive = q->contractive();
+  } else if (const auto* t = dynamic_cast<const TopK*>(c)) {
+    form.kind = Kind::top_k;
+    form.keep = TopK::count(t->ratio(), dim());
+  } else if (const auto* r = dynamic_cast<const RandomK*>(c)) {
+    form.kind = Kind::random_k;
+    form.keep = TopK::count(r->ratio(), dim());
+    form.contractive = r->contractive();
+  } else if (dynamic_cast<const SignCompressor*>(c) != nullptr) {
+    form.kind = Kind::sign;
+  } else if (const auto* cast = dynamic_cast<const CastCompressor*>(c)) {
+    form.kind = cast->half() ? Kind::half : Kind::identity;
+  }
+  return form;
 }
 
 bool ChocoSgd::can_attach_resident() const {
-  return device_qsgd().bits > 0;
+  return device_compression().kind != ResidentCompression::Kind::none;
 }
 
 bool ChocoSgd::attach_resident(ResidentVectors& vectors) {
@@ -82,8 +106,8 @@ bool ChocoSgd::attach_resident(ResidentVectors& vectors) {
   rule.choco_adapt_then_combine = adapt_then_combine_;
   rule.encoder = this;
   device_seeds_.assign(nodes_.size(), 0); // drawn in prepare()
-  rule.qsgd = device_qsgd();
-  rule.qsgd.seeds = device_seeds_.data();
+  rule.compression = device_compression();
+  rule.compression.seeds = device_seeds_.data();
   vectors.set_local_update(rule);
   set_resident(vectors);
   update_.release_state();

@@ -44,9 +44,8 @@ public:
 
   // On a resident backend: x_half, xhat and s stay there (ResidentVectors' choco rule), the
   // messages q too; the node's compressor and stream stay here and encode inside the
-  // backend's local step (cpu-resident), or the device runs its own QSGD (cuda-resident;
-  // QSGD by buckets only: other compressors, or qsgd's whole-vector bucket, keep this method
-  // off resident backends).
+  // backend's local step (cpu-resident), or the device runs its own form of it
+  // (cuda-resident; every built-in compressor that CHOCO-SGD takes has one).
   bool attach_resident(ResidentVectors& vectors) override;
   bool can_attach_resident() const override;
   // Model, gradient (the difference, then the mixed q), momentum, x_half, xhat, s and about
@@ -85,8 +84,8 @@ private:
 
   void prepare(Context& ctx) override;
   void encode(int node, std::span<const float> x, std::span<float> wire) override;
-  // The device's QSGD for this compressor (bits 0: none).
-  ResidentQsgd device_qsgd() const;
+  // The device's form of the nodes' compressor (kind none: it has none).
+  ResidentCompression device_compression() const;
   void local_step(int node, std::span<const float> x, std::span<float> grad) override;
   void combine(int node, std::span<float> x) override;
   std::int64_t message_bytes(int node) override;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <doctest/doctest.h>
 #include <string>
+#include <utility>
 
 using namespace dtsim;
 using testing::run_cli;
@@ -41,6 +42,35 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](double x, double y) {
            return std::bit_cast<std::uint64_t>(x) == std::bit_cast<std::uint64_t>(y);
          });
+}
+
+// The last value of `column` in a over its last value in b, less 1.
+double relative_gap(const TraceContents& a, const TraceContents& b, const char* column) {
+  return std::abs(a.metrics.at(column).back() / b.metrics.at(column).back() - 1);
+}
+
+// Half an epoch of the quickstart with `extra` on cpu-resident, then twice on cuda-resident:
+// the device's run attaches, makes the CPU's gradient steps, ends within 0.5 accuracy points
+// of it and repeats bit for bit in the losses, the accuracy and `more` columns. Returns the
+// CPU's run and the device's.
+std::pair<TraceContents, TraceContents>
+check_resident_twin(const std::string& extra, std::initializer_list<const char*> more = {}) {
+  const std::string settings = "--set stop.epochs=0.5 " + extra;
+  TraceContents cpu = run("cpu-resident", "twin-cpu", "scenarios/quickstart.yaml", settings);
+  TraceContents gpu = run("cuda-resident", "twin-cuda", "scenarios/quickstart.yaml", settings);
+  const TraceContents again =
+      run("cuda-resident", "twin-cuda-again", "scenarios/quickstart.yaml", settings);
+  CHECK(gpu.number_attributes.at("resident_vectors") == 1);
+  CHECK(gpu.number_attributes.at("gradient_steps") == cpu.number_attributes.at("gradient_steps"));
+  CHECK(std::abs(gpu.metrics.at("test_accuracy").back() - cpu.metrics.at("test_accuracy").back()) <=
+        0.005);
+  std::vector<const char*> columns = {"test_accuracy", "test_loss", "train_loss"};
+  columns.insert(columns.end(), more.begin(), more.end());
+  for (const char* column : columns) {
+    CAPTURE(column);
+    CHECK(same_bits(gpu.metrics.at(column), again.metrics.at(column)));
+  }
+  return {std::move(cpu), std::move(gpu)};
 }
 
 } // namespace
@@ -170,52 +200,42 @@ TEST_SUITE("cuda") {
           "--set 'algorithm={name: swarm-sgd, lr: 0.05, momentum: 0.9, "
           "compressor: {kind: lattice, bits: 8, side: 0.002}}'"}) {
       CAPTURE(algorithm);
-      const std::string extra = std::string("--set stop.epochs=0.5 ") + algorithm;
-      const TraceContents cpu =
-          run("cpu-resident", "async-cpu", "scenarios/quickstart.yaml", extra);
-      const TraceContents gpu =
-          run("cuda-resident", "async-cuda", "scenarios/quickstart.yaml", extra);
-      const TraceContents again =
-          run("cuda-resident", "async-cuda-again", "scenarios/quickstart.yaml", extra);
-      CHECK(gpu.number_attributes.at("resident_vectors") == 1);
-      CHECK(gpu.number_attributes.at("gradient_steps") ==
-            cpu.number_attributes.at("gradient_steps"));
-      CHECK(std::abs(gpu.metrics.at("test_accuracy").back() -
-                     cpu.metrics.at("test_accuracy").back()) <= 0.005);
-      for (const char* column : {"test_accuracy", "test_loss", "train_loss"}) {
-        CAPTURE(column);
-        CHECK(same_bits(gpu.metrics.at(column), again.metrics.at(column)));
+      if (std::string(algorithm).find("swarm-sgd") == std::string::npos) {
+        check_resident_twin(algorithm);
+        continue;
       }
+      // SwarmSGD: the device codec's figures too, taken at the evaluations; the same
+      // partners and rounding, so the CPU's quantities within their last bits (fused
+      // multiply-adds).
+      const auto [cpu, gpu] =
+          check_resident_twin(algorithm, {"quantization_error", "decode_failures"});
+      CHECK(cpu.metrics.at("quantization_error_rel").back() > 0);
+      CHECK(relative_gap(gpu, cpu, "quantization_error_rel") < 0.05);
+      const double cpu_failures = cpu.metrics.at("decode_failures").back();
+      CHECK(std::abs(gpu.metrics.at("decode_failures").back() - cpu_failures) <=
+            std::max(2.0, 0.05 * cpu_failures));
     }
   }
 
   TEST_CASE("CUDA: cuda-resident CHOCO-SGD matches cpu-resident and repeats bit for bit") {
     if (!have_device())
       return;
-    // x_half, the public estimates and their sums on the device, QSGD there by buckets with
-    // the device's own counter-based draws (not the host's stream: the same distribution,
-    // other numbers), at 8 bits so that the draws barely move the result; half an epoch.
-    // Its quantization error is the same quantity from other draws: within 5% of the host's.
-    const std::string extra = "--set stop.epochs=0.5 --set 'algorithm={name: choco-sgd, "
-                              "lr: 0.05, momentum: 0.9, gamma: 0.6, "
-                              "compressor: {kind: qsgd, bits: 8}}'";
-    const TraceContents cpu = run("cpu-resident", "choco-cpu", "scenarios/quickstart.yaml", extra);
-    const TraceContents gpu =
-        run("cuda-resident", "choco-cuda", "scenarios/quickstart.yaml", extra);
-    const TraceContents again =
-        run("cuda-resident", "choco-cuda-again", "scenarios/quickstart.yaml", extra);
-    CHECK(gpu.number_attributes.at("resident_vectors") == 1);
-    CHECK(gpu.number_attributes.at("gradient_steps") == cpu.number_attributes.at("gradient_steps"));
-    CHECK(std::abs(gpu.metrics.at("test_accuracy").back() -
-                   cpu.metrics.at("test_accuracy").back()) <= 0.005);
-    const double cpu_error = cpu.metrics.at("quantization_error_rel").back();
-    CHECK(cpu_error > 0);
-    CHECK(gpu.metrics.at("quantization_error_rel").back() ==
-          doctest::Approx(cpu_error).epsilon(0.05));
-    for (const char* column :
-         {"test_accuracy", "test_loss", "train_loss", "quantization_error", "consensus_distance"}) {
-      CAPTURE(column);
-      CHECK(same_bits(gpu.metrics.at(column), again.metrics.at(column)));
+    // x_half, the public estimates and their sums on the device, the compression there:
+    // QSGD by buckets with the device's own counter-based draws (not the host's stream: the
+    // same distribution, other numbers), at 8 bits so that the draws barely move the result;
+    // top-k (the device's radix selection) and sign (its mean magnitude), which draw nothing.
+    // Half an epoch each. The quantization error is the same quantity (for QSGD from other
+    // draws): within 5% of the host's.
+    for (const char* compressor :
+         {"{kind: qsgd, bits: 8}", "{kind: topk, ratio: 0.1}", "{kind: sign}"}) {
+      CAPTURE(compressor);
+      const auto [cpu, gpu] = check_resident_twin(
+          std::string("--set 'algorithm={name: choco-sgd, lr: 0.05, momentum: 0.9, gamma: 0.6, "
+                      "compressor: ") +
+              compressor + "}'",
+          {"quantization_error", "consensus_distance"});
+      CHECK(cpu.metrics.at("quantization_error_rel").back() > 0);
+      CHECK(relative_gap(gpu, cpu, "quantization_error_rel") < 0.05);
     }
   }
 

@@ -113,7 +113,7 @@ TEST_SUITE("cuda") {
     // without momentum, with heavy ball and weight decay, with Nesterov; then the tracker's
     // mixing (self the destination row, inputs at the messages' second vector) against the
     // gossip mixing.
-    for (const ResidentVectors::LocalUpdateRule rule :
+    for (const ResidentVectors::LocalUpdateRule& rule :
          {ResidentVectors::LocalUpdateRule{0.0f, 0.0f, false, false, 0.0f, true, true},
           ResidentVectors::LocalUpdateRule{0.9f, 1e-3f, false, false, 0.0f, true, true},
           ResidentVectors::LocalUpdateRule{0.9f, 0.0f, true, false, 0.0f, true, true}}) {
@@ -244,7 +244,7 @@ TEST_SUITE("cuda") {
   }
 
   TEST_CASE("Resident math: combine-then-adapt keeps u and mixes the model itself") {
-    for (const ResidentVectors::LocalUpdateRule rule :
+    for (const ResidentVectors::LocalUpdateRule& rule :
          {ResidentVectors::LocalUpdateRule{0.0f, 0.0f, false, false, 0.0f, true},
           ResidentVectors::LocalUpdateRule{0.9f, 1e-3f, true, false, 0.0f, true},
           ResidentVectors::LocalUpdateRule{0.9f, 0.0f, false, false, 0.0f, true}}) {

@@ -195,10 +195,10 @@ TEST_SUITE("engine") {
          {"topology.kind=one_peer_exponential"},
          true},
         {"{name: momentum-tracking, lr: 0.05}", {"system.network.jitter_s=0.01", "nodes=9"}, true},
-        // CHOCO-SGD: x_half, the public estimates and their sums in the backend, QSGD by
-        // buckets encoding there with the method's own streams; either order, with
-        // Nesterov momentum and weight decay, on the torus. Other compressors (and QSGD's
-        // whole-vector bucket) cannot.
+        // CHOCO-SGD: x_half, the public estimates and their sums in the backend, the
+        // compression there with the method's own compressors and streams; QSGD by buckets
+        // in either order, with Nesterov momentum and weight decay, on the torus; every other
+        // built-in compressor that CHOCO-SGD takes; QSGD by buckets under 16 cannot.
         {"{name: choco-sgd, lr: 0.1, momentum: 0.9, gamma: 0.6}", {}, true},
         {"{name: choco-sgd, lr: 0.1, gamma: 0.5, order: combine_then_adapt, "
          "compressor: {kind: qsgd, bits: 2, bucket: 100}}",
@@ -208,8 +208,22 @@ TEST_SUITE("engine") {
          "compressor: {kind: qsgd, bits: 8, bucket: 1000}}",
          {"topology.kind=torus", "nodes=9"},
          true},
-        {"{name: choco-sgd, lr: 0.1, compressor: {kind: qsgd, bucket: 0}}", {}, false},
-        {"{name: choco-sgd, lr: 0.1, compressor: {kind: topk, ratio: 0.25}}", {}, false}};
+        {"{name: choco-sgd, lr: 0.1, compressor: {kind: qsgd, bucket: 0}}", {}, true},
+        {"{name: choco-sgd, lr: 0.1, momentum: 0.9, compressor: {kind: topk, ratio: 0.25}}",
+         {},
+         true},
+        {"{name: choco-sgd, lr: 0.1, order: combine_then_adapt, "
+         "compressor: {kind: randomk, ratio: 0.3}}",
+         {},
+         true},
+        {"{name: choco-sgd, lr: 0.05, gamma: 0.2, compressor: {kind: randomk, ratio: 0.5, "
+         "form: unbiased}}",
+         {},
+         true},
+        {"{name: choco-sgd, lr: 0.1, gamma: 0.3, compressor: {kind: sign}}", {}, true},
+        {"{name: choco-sgd, lr: 0.1, compressor: {kind: fp16}}", {"nodes=9"}, true},
+        {"{name: choco-sgd, lr: 0.1, gamma: 1, compressor: {kind: none}}", {}, true},
+        {"{name: choco-sgd, lr: 0.1, compressor: {kind: qsgd, bucket: 8}}", {}, false}};
     for (const Case& c : cases) {
       CAPTURE(c.algorithm);
       CAPTURE(c.sets.size());

@@ -20,6 +20,8 @@ public:
   std::string describe() const override;
   std::int64_t encoded_bytes(std::size_t dim) const override;
   EncodeStats encode(std::span<const float> x, std::span<float> wire, Rng& rng) override;
+  double ratio() const { return ratio_; }
+  bool contractive() const { return contractive_; }
 
 private:
   double ratio_;

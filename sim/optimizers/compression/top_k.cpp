@@ -3,12 +3,9 @@
 #include "sim/optimizers/compression/top_k.hpp"
 
 #include "sim/core/flat_vector.hpp"
+#include "sim/optimizers/compression/radix_select.hpp"
 
 #include <algorithm>
-#include <bit>
-#include <cmath>
-#include <limits>
-#include <utility>
 
 namespace dtsim {
 
@@ -33,22 +30,16 @@ EncodeStats TopK::encode(std::span<const float> x, std::span<float> wire, Rng&) 
   const std::size_t n = x.size(), k = count(ratio_, n);
   if (bits_.size() != n)
     bits_.resize(n); // only if built for another dimension
-  // Magnitudes as IEEE bit patterns, which order non-negative floats like their values; NaN
-  // counts as +inf (the largest), so a diverging vector never breaks the ordering.
-  for (std::size_t i = 0; i < n; ++i) {
-    const float a = std::fabs(x[i]);
-    bits_[i] = std::bit_cast<std::uint32_t>(a != a ? std::numeric_limits<float>::infinity() : a);
-  }
-  // The k-th largest pattern by radix selection, 11 + 11 + 10 bits from the top: three
-  // counting passes instead of a branchy nth_element.
-  std::uint32_t prefix = 0, mask = 0;
-  std::size_t rank = k; // rank of the wanted value among those matching the prefix
-  for (const auto& [digit_shift, digit_width] :
-       {std::pair{21, 11}, std::pair{10, 11}, std::pair{0, 10}}) {
+  for (std::size_t i = 0; i < n; ++i)
+    bits_[i] = magnitude_key(x[i]);
+  RadixSelection select;
+  select.rank = k;
+  for (int pass = 0; pass < kRadixPasses; ++pass) {
+    const RadixDigit digit = radix_digit(pass);
     // Locals, so that the counting loop keeps them in registers.
-    const int shift = digit_shift;
-    const std::uint32_t digits = (1u << digit_width) - 1;
-    const std::uint32_t want = prefix, have = mask;
+    const int shift = digit.shift;
+    const std::uint32_t digits = (1u << digit.width) - 1;
+    const std::uint32_t want = select.prefix, have = select.mask;
     // Four interleaved histograms: values cluster in few bins, and one histogram would make
     // every increment wait for the previous one to the same bin.
     std::uint32_t* counts = counts_.data();
@@ -58,26 +49,20 @@ EncodeStats TopK::encode(std::span<const float> x, std::span<float> wire, Rng&) 
       for (std::size_t j = 0; j < 4; ++j) {
         const std::uint32_t b = bits_[i + j];
         if ((b & have) == want)
-          ++counts[j * 2048 + ((b >> shift) & digits)];
+          ++counts[j * kRadixBins + ((b >> shift) & digits)];
       }
     for (std::size_t i = n4; i < n; ++i)
       if ((bits_[i] & have) == want)
         ++counts[(bits_[i] >> shift) & digits];
     for (std::size_t j = 1; j < 4; ++j)
       for (std::size_t d = 0; d <= digits; ++d)
-        counts[d] += counts[j * 2048 + d];
-    for (std::uint32_t d = digits + 1; d-- > 0;) {
-      if (rank <= counts_[d]) {
-        prefix |= d << shift;
-        mask |= digits << shift;
-        break;
-      }
-      rank -= counts_[d];
-    }
+        counts[d] += counts[j * kRadixBins + d];
+    radix_choose(digit, counts, select);
   }
   // Keep everything above the threshold (k - rank values) and, of the ties at it, the
   // `rank` lowest indices.
-  const std::uint32_t threshold = prefix;
+  const std::uint32_t threshold = select.prefix;
+  std::size_t rank = select.rank;
   for (std::size_t i = 0; i < n; ++i)
     wire[i] = bits_[i] > threshold ? x[i] : 0.0f;
   for (std::size_t i = 0; i < n && rank > 0; ++i)

@@ -21,11 +21,12 @@ public:
   std::int64_t encoded_bytes(std::size_t dim) const override;
   EncodeStats encode(std::span<const float> x, std::span<float> wire, Rng& rng) override;
   static std::size_t count(double ratio, std::size_t dim);
+  double ratio() const { return ratio_; }
 
 private:
   double ratio_;
   std::vector<std::uint32_t> bits_;            // scratch: magnitudes as bit patterns, sized once
-  std::array<std::uint32_t, 4 * 2048> counts_; // radix-selection histograms
+  std::array<std::uint32_t, 4 * 2048> counts_; // radix-selection histograms (radix_select.hpp)
 };
 
 } // namespace dtsim

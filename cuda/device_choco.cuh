@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: MIT
+// A resident CHOCO-SGD's local steps on the device: the step before the compression, the
+// compression of the difference by the device's form of the method's compressor
+// (ResidentCompression), xhat += q and the message q, each entry's encoding figures kept per
+// node until the method takes them. QSGD by buckets runs a block per bucket; every other
+// form a block per entry over the whole difference.
+#pragma once
+
+#include "cuda/device_codec.cuh"
+#include "cuda/device_memory.cuh"
+#include "cuda/resident_math.hpp"
+#include "cuda/staged_plan.cuh"
+#include "sim/optimizers/compression/radix_select.hpp"
+
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+namespace dtsim::cuda {
+namespace {
+
+// v summed over the block's Threads threads by a tree in a fixed order (the same inputs
+// give the same bits); part holds Threads floats.
+template <int Threads> __device__ float block_sum(float v, float* part) {
+  static_assert((Threads & (Threads - 1)) == 0, "the tree halves the block");
+  const int t = static_cast<int>(threadIdx.x);
+  part[t] = v;
+  __syncthreads();
+  for (int width = Threads / 2; width > 0; width /= 2) {
+    if (t < width)
+      part[t] += part[t + width];
+    __syncthreads();
+  }
+  const float total = part[0];
+  __syncthreads(); // before part is written again
+  return total;
+}
+
+// Element i of s where the step reads it (combine-then-adapt; adapt-then-combine reads s
+// only in the mixing): 4 of the step's bytes per element saved.
+__device__ inline float choco_sum(const ChocoRows& c, std::size_t i) {
+  return c.adapt_then_combine ? 0.0f : c.s[i];
+}
+
+struct ChocoPlan {
+  ResidentCompression form;
+  const std::uint64_t* seeds = nullptr; // per node
+  const std::uint64_t* steps = nullptr; // per step entry: the node's step count
+};
+
+// QSGD by buckets: block (k, y) steps bucket k of step entry first_entry + y. Its threads
+// stride the bucket twice: first the step before the compression (choco_difference_element:
+// x_half written, the difference d kept in the gradient's row), then, with the bucket's
+// norm, QSGD (qsgd_element) into the message, xhat += q. The bucket's sums of d^2 and
+// (q - d)^2 are trees over the block in a fixed order, so the same rows give the same bits;
+// each block leaves its bucket's (error^2, norm) in bucket_stats.
+constexpr int kChocoBucketThreads = 128;
+__global__ void choco_bucket_kernel(StepBatch s, ChocoRows c, ChocoPlan q, float* grads,
+                                    const float* models, float* momenta, std::size_t P,
+                                    float* bucket_stats, int first_entry) {
+  __shared__ float part[kChocoBucketThreads];
+  const int b = first_entry + static_cast<int>(blockIdx.y);
+  const StepRows r = step_rows(s, grads, models, momenta, P, b);
+  const std::size_t row = static_cast<std::size_t>(s.node[b]) * P;
+  const std::size_t first = static_cast<std::size_t>(blockIdx.x) * q.form.bucket;
+  const std::size_t end = first + q.form.bucket < P ? first + q.form.bucket : P;
+  float squares = 0;
+  for (std::size_t e = first + threadIdx.x; e < end; e += kChocoBucketThreads) {
+    const float d = choco_difference_element(s, c, r.lr, r.g[e], r.x[e], r.m ? r.m[e] : 0.0f,
+                                             c.xhat[row + e], choco_sum(c, row + e),
+                                             r.m ? r.m + e : nullptr, c.x_half + row + e);
+    r.g[e] = d; // the thread's own elements: read back by it alone, below
+    squares += d * d;
+  }
+  const float norm = sqrtf(block_sum<kChocoBucketThreads>(squares, part));
+  const QsgdBucket k = qsgd_bucket(norm, end - first, q.form.bits, q.form.contractive);
+  const std::uint64_t seed = q.seeds[s.node[b]];
+  const std::uint64_t step = q.steps[b];
+  float errors = 0;
+  for (std::size_t e = first + threadIdx.x; e < end; e += kChocoBucketThreads) {
+    const float d = r.g[e];
+    const float v = qsgd_element(k, d, counter_uniform(seed, step, e));
+    r.out[e] = v;
+    c.xhat[row + e] += v;
+    errors += (v - d) * (v - d);
+  }
+  errors = block_sum<kChocoBucketThreads>(errors, part);
+  if (threadIdx.x == 0) {
+    float* stats = bucket_stats + 2 * (static_cast<std::size_t>(b) * gridDim.x + blockIdx.x);
+    stats[0] = k.pass_through ? 0.0f : errors; // Qsgd::encode counts no error there
+    stats[1] = norm;
+  }
+}
+
+// The key by which top-k (|d|) and random-k (a hash) rank element e: the keep largest are kept.
+__device__ inline std::uint32_t choco_key(const ChocoPlan& q, float d, std::uint64_t seed,
+                                          std::uint64_t step, std::size_t e) {
+  return q.form.kind == ResidentCompression::Kind::top_k ? magnitude_key(d)
+                                                         : counter_key(seed, step, e);
+}
+
+// The keep-th largest key of the difference d (P floats) by radix selection
+// (radix_select.hpp's passes, TopK::encode's), the digits counted in shared memory by
+// integer atomics (their order cannot change a count). Every thread returns the selection.
+template <int Threads>
+__device__ RadixSelection choco_select(const ChocoPlan& q, const float* d, std::size_t P,
+                                       std::uint64_t seed, std::uint64_t step,
+                                       std::uint32_t* counts, RadixSelection* shared) {
+  const int t = static_cast<int>(threadIdx.x);
+  if (t == 0) {
+    *shared = RadixSelection{};
+    shared->rank = q.form.keep;
+  }
+  for (int pass = 0; pass < kRadixPasses; ++pass) {
+    const RadixDigit digit = radix_digit(pass);
+    for (std::size_t i = static_cast<std::size_t>(t); i < kRadixBins; i += Threads)
+      counts[i] = 0;
+    __syncthreads(); // the counts cleared, the selection so far written
+    const RadixSelection sel = *shared;
+    for (std::size_t e = static_cast<std::size_t>(t); e < P; e += Threads) {
+      const std::uint32_t key = choco_key(q, d[e], seed, step, e);
+      if (radix_candidate(sel, key))
+        atomicAdd(counts + radix_bin(digit, key), 1u);
+    }
+    __syncthreads();
+    if (t == 0)
+      radix_choose(digit, counts, *shared);
+    __syncthreads();
+  }
+  return *shared;
+}
+
+// Every other form: block y steps entry first_entry + y over its whole difference. First
+// the step before the compression (as choco_bucket_kernel's first stride) with the sums of
+// d^2 and |d| (trees over the block); for top-k and random-k the selection; then, in chunks
+// of the block's width in index order, q = whole_compression_element into the message,
+// xhat += q. Where the selection keeps only some of the keys equal to the threshold, each
+// chunk counts them (a warp's by ballot, the warps' in warp order) so that the lowest
+// indices are kept, as TopK::encode keeps them. The entry's (error^2, norm) go to
+// entry_stats.
+constexpr int kChocoWholeThreads = 512;
+__global__ void __launch_bounds__(kChocoWholeThreads)
+    choco_whole_kernel(StepBatch s, ChocoRows c, ChocoPlan q, float* grads, const float* models,
+                       float* momenta, std::size_t P, float* entry_stats, int first_entry) {
+  using Kind = ResidentCompression::Kind;
+  constexpr int kWarps = kChocoWholeThreads / 32;
+  __shared__ float part[kChocoWholeThreads];
+  __shared__ std::uint32_t counts[kRadixBins];
+  __shared__ RadixSelection selection;
+  __shared__ std::uint32_t warp_ties[kWarps];
+  const int t = static_cast<int>(threadIdx.x);
+  const int b = first_entry + static_cast<int>(blockIdx.x);
+  const StepRows r = step_rows(s, grads, models, momenta, P, b);
+  const std::size_t row = static_cast<std::size_t>(s.node[b]) * P;
+  float squares = 0, magnitudes = 0;
+  for (std::size_t e = static_cast<std::size_t>(t); e < P; e += kChocoWholeThreads) {
+    const float d = choco_difference_element(s, c, r.lr, r.g[e], r.x[e], r.m ? r.m[e] : 0.0f,
+                                             c.xhat[row + e], choco_sum(c, row + e),
+                                             r.m ? r.m + e : nullptr, c.x_half + row + e);
+    r.g[e] = d; // every thread reads it after the sums' barriers
+    squares += d * d;
+    magnitudes += fabsf(d);
+  }
+  const float norm = sqrtf(block_sum<kChocoWholeThreads>(squares, part));
+  const float l1 = block_sum<kChocoWholeThreads>(magnitudes, part);
+  const std::uint64_t seed = q.seeds[s.node[b]];
+  const std::uint64_t step = q.steps[b];
+  const bool selects = q.form.kind == Kind::top_k || q.form.kind == Kind::random_k;
+  RadixSelection sel;
+  if (selects) // uniform over the block
+    sel = choco_select<kChocoWholeThreads>(q, r.g, P, seed, step, counts, &selection);
+  const bool every_tie = sel.rank == sel.at_digit;
+  WholeCompression w;
+  w.kind = q.form.kind;
+  if (w.kind == Kind::sign)
+    w.scale = l1 / static_cast<float>(P);
+  else if (w.kind == Kind::random_k)
+    w.scale = q.form.contractive ? 1.0f : static_cast<float>(P) / static_cast<float>(q.form.keep);
+  else if (w.kind == Kind::qsgd)
+    w.qsgd = qsgd_bucket(norm, P, q.form.bits, q.form.contractive);
+  const int lane = t % 32, warp = t / 32;
+  std::size_t ties_before = 0; // keys equal to the threshold in the chunks before this one
+  float errors = 0;
+  for (std::size_t first = 0; first < P; first += kChocoWholeThreads) { // the same for all
+    const std::size_t e = first + static_cast<std::size_t>(t);
+    const bool valid = e < P;
+    const float d = valid ? r.g[e] : 0.0f;
+    bool kept = false;
+    if (selects) {
+      const std::uint32_t key = valid ? choco_key(q, d, seed, step, e) : 0u;
+      const bool tie = valid && key == sel.prefix;
+      kept = valid && key > sel.prefix;
+      if (every_tie) {
+        kept = kept || tie;
+      } else {
+        const unsigned ties = __ballot_sync(0xFFFFFFFFu, tie);
+        if (lane == 0)
+          warp_ties[warp] = static_cast<std::uint32_t>(__popc(ties));
+        __syncthreads();
+        std::size_t rank =
+            ties_before + static_cast<std::size_t>(__popc(ties & ((1u << lane) - 1)));
+        for (int v = 0; v < kWarps; ++v) {
+          if (v < warp)
+            rank += warp_ties[v];
+          ties_before += warp_ties[v];
+        }
+        kept = kept || (tie && rank < sel.rank);
+        __syncthreads(); // before the next chunk's counts
+      }
+    }
+    if (!valid)
+      continue;
+    const float v = whole_compression_element(
+        w, d, kept, w.kind == Kind::qsgd ? counter_uniform(seed, step, e) : 0.0f);
+    r.out[e] = v;
+    c.xhat[row + e] += v;
+    errors += (v - d) * (v - d);
+  }
+  errors = block_sum<kChocoWholeThreads>(errors, part);
+  if (t == 0) {
+    float* stats = entry_stats + 2 * static_cast<std::size_t>(b);
+    stats[0] = w.kind == Kind::qsgd && w.qsgd.pass_through ? 0.0f : errors;
+    stats[1] = norm;
+  }
+}
+
+// Each step entry's encoding figures (GossipStats::encoded's per message: ||q - d|| and, for
+// d != 0, ||q - d|| / ||d||, from its buckets' sums in bucket order in double, as an
+// encoder's EncodeStats), added to its node's running sums (4 per node: error, count,
+// relative error, its count). One thread per entry; a node is in one entry.
+__global__ void choco_stats_kernel(const int* node, int count, const float* bucket_stats,
+                                   unsigned buckets, double* node_sums) {
+  const int b = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (b >= count)
+    return;
+  double error_sq = 0, norm_sq = 0;
+  for (unsigned k = 0; k < buckets; ++k) {
+    const float* stats = bucket_stats + 2 * (static_cast<std::size_t>(b) * buckets + k);
+    error_sq += static_cast<double>(stats[0]);
+    norm_sq += static_cast<double>(stats[1]) * static_cast<double>(stats[1]);
+  }
+  add_encoding_figures(error_sq, norm_sq, node_sums + 4 * static_cast<std::size_t>(node[b]));
+}
+
+// The steps of a resident CHOCO-SGD: each node's step count (its device stream's counter),
+// the seeds, the figures; run() queues a batch's steps on the stream.
+class DeviceChocoSteps {
+public:
+  DeviceChocoSteps(const ResidentCompression& form, std::size_t nodes, std::size_t P,
+                   cudaStream_t stream, TransferStats& bus)
+      : form_(form), nodes_(nodes), P_(P), stream_(stream), bus_(bus), steps_(nodes, 0) {
+    if (form.kind == ResidentCompression::Kind::none || form.seeds == nullptr)
+      throw std::logic_error("resident CHOCO-SGD: a compressor without a device form");
+    sums_.resize(4 * nodes_, "cudaMalloc (resident encoding sums)");
+    check(cudaMemsetAsync(sums_.data, 0, 4 * nodes_ * sizeof(double), stream_),
+          "cudaMemsetAsync (resident encoding sums)");
+    seeds_.resize(nodes_, "cudaMalloc (resident compression seeds)");
+  }
+
+  // The step counts of the `count` entries of `node` (uploaded with the plans); the seeds go
+  // up once, at the first steps, when the method has drawn them.
+  void plan(const int* node, std::size_t count) {
+    if (!seeded_) {
+      check(cudaMemcpyAsync(seeds_.data, form_.seeds, nodes_ * sizeof(std::uint64_t),
+                            cudaMemcpyHostToDevice, stream_),
+            "cudaMemcpyAsync (resident compression seeds)");
+      check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+      bus_.host_to_device_bytes += static_cast<std::int64_t>(nodes_ * sizeof(std::uint64_t));
+      seeded_ = true;
+    }
+    step_counts_.reserve(count);
+    for (std::size_t k = 0; k < count; ++k)
+      step_counts_.host.data[k] = steps_[static_cast<std::size_t>(node[k])]++;
+    step_counts_.upload(stream_, count, bus_);
+  }
+
+  // The steps of the `count` entries planned last (node: their nodes on the device), then
+  // their encoding figures.
+  void run(const StepBatch& batch, const ChocoRows& rows, const int* node, std::size_t count,
+           float* grads, const float* models, float* momenta) {
+    const ChocoPlan plan{form_, seeds_.data, step_counts_.device.data};
+    const bool buckets = form_.kind == ResidentCompression::Kind::qsgd && form_.bucket > 0;
+    const auto per_entry =
+        buckets ? static_cast<unsigned>((P_ + form_.bucket - 1) / form_.bucket) : 1u;
+    stats_.resize(2 * count * per_entry, "cudaMalloc (resident compression figures)");
+    if (buckets) {
+      for (std::size_t at = 0; at < count; at += kMaxGridY) {
+        const auto slice = static_cast<unsigned>(std::min(kMaxGridY, count - at));
+        choco_bucket_kernel<<<dim3(per_entry, slice), kChocoBucketThreads, 0, stream_>>>(
+            batch, rows, plan, grads, models, momenta, P_, stats_.data, static_cast<int>(at));
+      }
+    } else {
+      choco_whole_kernel<<<static_cast<unsigned>(count), kChocoWholeThreads, 0, stream_>>>(
+          batch, rows, plan, grads, models, momenta, P_, stats_.data, 0);
+    }
+    check(cudaGetLastError(), "kernel launch (resident CHOCO-SGD steps)");
+    constexpr int kStatsThreads = 128;
+    choco_stats_kernel<<<static_cast<unsigned>((count + kStatsThreads - 1) / kStatsThreads),
+                         kStatsThreads, 0, stream_>>>(node, static_cast<int>(count), stats_.data,
+                                                      per_entry, sums_.data);
+    check(cudaGetLastError(), "kernel launch (resident CHOCO-SGD figures)");
+  }
+
+  // The nodes' encoding figures since the last call, in node order.
+  void take_encode_sums(ResidentVectors::EncodeSums& out) {
+    take_node_figures(sums_.data, nodes_, stream_, bus_, out);
+  }
+
+private:
+  ResidentCompression form_;
+  std::size_t nodes_, P_;
+  cudaStream_t stream_;
+  TransferStats& bus_;
+  std::vector<std::uint64_t> steps_; // each node's steps so far
+  bool seeded_ = false;
+  DeviceArray<std::uint64_t> seeds_;
+  StagedPlan<std::uint64_t> step_counts_;
+  DeviceArray<float> stats_; // 2 per bucket (or entry) of the batch: error^2, norm
+  DeviceArray<double> sums_; // 4 per node
+};
+
+} // namespace
+} // namespace dtsim::cuda
