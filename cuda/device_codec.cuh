@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // A resident SwarmSGD's compressor steps on the device (ResidentVectors::encode, decode,
-// own_view for ResidentCodec: float32 or the lattice quantizer), one kernel each on the
+// own_view for ResidentCodec: float32, float16 or the lattice quantizer), one kernel each on the
 // batches' stream, in call order; the encodings' figures and the decoding failures stay on
 // the device per node until the method takes them.
 #pragma once
@@ -21,9 +21,9 @@ namespace {
 constexpr int kCodecThreads = 256;
 constexpr int kCodecBlocks = 132;
 
-__global__ void lattice_encode_kernel(const float* x, float* wire, std::size_t P, LatticeCodec c,
-                                      bool lattice, std::uint64_t seed, std::uint64_t count,
-                                      float* partials) {
+__global__ void codec_encode_kernel(const float* x, float* wire, std::size_t P, LatticeCodec c,
+                                    ResidentCodec::Kind kind, std::uint64_t seed,
+                                    std::uint64_t count, float* partials) {
   __shared__ float norms[kCodecThreads], errors[kCodecThreads];
   const int t = static_cast<int>(threadIdx.x);
   float norm = 0, error = 0;
@@ -32,8 +32,10 @@ __global__ void lattice_encode_kernel(const float* x, float* wire, std::size_t P
        e += stride) {
     const float v = x[e];
     norm += v * v;
-    if (!lattice) {
-      wire[e] = v;
+    if (kind != ResidentCodec::Kind::lattice) { // the wire is the value (decoded)
+      const float w = kind == ResidentCodec::Kind::half ? round_to_half(v) : v;
+      wire[e] = w;
+      error += (w - v) * (w - v);
       continue;
     }
     const float k = lattice_index(c, v, c.stochastic ? counter_uniform(seed, count, e) : 0.0f);
@@ -127,13 +129,13 @@ public:
       seed = seeds_host_[static_cast<std::size_t>(node)];
     }
     const std::uint64_t count = encodings_[static_cast<std::size_t>(node)]++;
-    lattice_encode_kernel<<<kCodecBlocks, kCodecThreads, 0, stream_>>>(x, wire, P_, c_, lattice_,
-                                                                       seed, count, partials_.data);
+    codec_encode_kernel<<<kCodecBlocks, kCodecThreads, 0, stream_>>>(x, wire, P_, c_, codec_.kind,
+                                                                     seed, count, partials_.data);
     encode_figures_kernel<<<1, 1, 0, stream_>>>(partials_.data, kCodecBlocks,
                                                 sums_.data + 4 * static_cast<std::size_t>(node));
     check(cudaGetLastError(), "kernel launch (resident encoding)");
   }
-  // out = the wire decoded against ref (float32: the wire itself); failures counted.
+  // out = the wire decoded against ref (float32, float16: the wire itself); failures counted.
   void decode(int node, const float* wire, const float* ref, float* out) {
     const LatticeCodec c = c_;
     const bool lattice = lattice_;

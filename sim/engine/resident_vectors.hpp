@@ -91,11 +91,12 @@ protected:
   ~ResidentCodecHost() = default;
 };
 
-// The same compressor as a device runs it: float32 (none: wire = x) or SwarmSGD's lattice
-// quantizer (LatticeQuantizer's bits, side and rounding; the stochastic rounding's uniforms
-// from each node's counter-based device stream).
+// The same compressor as a device runs it: float32 (none: wire = x), float16 (half: wire = x
+// rounded to the nearest half) or SwarmSGD's lattice quantizer (LatticeQuantizer's bits, side
+// and rounding; the stochastic rounding's uniforms from each node's counter-based device
+// stream).
 struct ResidentCodec {
-  enum class Kind : std::uint8_t { none, lattice };
+  enum class Kind : std::uint8_t { none, half, lattice };
   Kind kind = Kind::none;
   int bits = 0;
   double side = 0;

@@ -63,8 +63,9 @@ std::int64_t SwarmSgd::send_bytes() const {
 
 std::optional<ResidentCodec> SwarmSgd::device_codec() const {
   const Compressor* c = nodes_[0].compressor.get();
-  if (const auto* cast = dynamic_cast<const CastCompressor*>(c); cast && !cast->half())
-    return ResidentCodec{ResidentCodec::Kind::none, 0, 0.0, false, nullptr};
+  if (const auto* cast = dynamic_cast<const CastCompressor*>(c))
+    return ResidentCodec{cast->half() ? ResidentCodec::Kind::half : ResidentCodec::Kind::none, 0,
+                         0.0, false, nullptr};
   if (const auto* lattice = dynamic_cast<const LatticeQuantizer*>(c))
     return ResidentCodec{ResidentCodec::Kind::lattice, lattice->bits(), lattice->side(),
                          lattice->stochastic(), nullptr};

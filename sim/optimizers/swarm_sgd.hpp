@@ -57,7 +57,7 @@ public:
   void add_node_columns(
       std::vector<std::pair<std::string, std::vector<double>>>& columns) const override;
 
-  // On a resident backend (non-blocking, with the float32 or the lattice compressor): the
+  // On a resident backend (non-blocking, with the float32, fp16 or lattice compressor): the
   // public models (live rows), y_i, o_i, Q(X_i) and the decodings stay there as vectors the
   // protocol names, each step above queued as the same element-wise step (vector_ops.hpp)
   // or compressor step (ResidentVectors::encode, decode, own_view) that the host path runs;

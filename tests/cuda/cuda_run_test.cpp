@@ -180,8 +180,8 @@ TEST_SUITE("cuda") {
     // device), D2 on an odd ring (x_prev and lr g_prev there), DecentLaM (its momentum
     // in the mixing kernel), momentum tracking (m, d, the all-reduce of the first
     // gradients and two-vector messages on the device) and SwarmSGD with the lattice
-    // quantizer's nearest rounding (its public models, y, o and the codec's steps on the
-    // device; no draws, so that its partners are the CPU's): half an epoch each.
+    // quantizer's nearest rounding and with fp16 (its public models, y, o and the codec's
+    // steps on the device; no draws, so that its partners are the CPU's): half an epoch each.
     for (const char* algorithm :
          {"--set 'algorithm={name: dsgdm, lr: 0.05, momentum: 0.9, mode: async}'",
           "--set 'algorithm={name: dsgd, lr: 0.05, mode: async}' "
@@ -198,7 +198,8 @@ TEST_SUITE("cuda") {
           "--set 'algorithm={name: decentlam, lr: 0.02}'",
           "--set 'algorithm={name: momentum-tracking, lr: 0.02}'",
           "--set 'algorithm={name: swarm-sgd, lr: 0.05, momentum: 0.9, "
-          "compressor: {kind: lattice, bits: 8, side: 0.002}}'"}) {
+          "compressor: {kind: lattice, bits: 8, side: 0.002}}'",
+          "--set 'algorithm={name: swarm-sgd, lr: 0.05, compressor: {kind: fp16}}'"}) {
       CAPTURE(algorithm);
       if (std::string(algorithm).find("swarm-sgd") == std::string::npos) {
         check_resident_twin(algorithm);

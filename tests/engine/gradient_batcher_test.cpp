@@ -172,8 +172,8 @@ TEST_SUITE("engine") {
         {"{name: ssgd, lr: 0.1, momentum: 0.9, weight_decay: 0.001}", {}, true},
         // SwarmSGD: the public models, y, o, Q(X) and the decodings in the backend, each
         // step of an interaction a queued step, the compressor's through the method's own
-        // (stochastic and nearest lattice rounding, float32; broken deadlocks' increment
-        // form with jitter); the blocking ablation and fp16 cannot.
+        // (stochastic and nearest lattice rounding, float32, fp16; broken deadlocks'
+        // increment form with jitter); the blocking ablation cannot.
         {"{name: swarm-sgd, lr: 0.1, momentum: 0.9, compressor: {kind: lattice, bits: 4, "
          "side: 0.02, rounding: stochastic}}",
          {},
@@ -186,7 +186,7 @@ TEST_SUITE("engine") {
          {"system.network.jitter_s=0.01"},
          true},
         {"{name: swarm-sgd, lr: 0.1, blocking: true}", {}, false},
-        {"{name: swarm-sgd, lr: 0.1, compressor: {kind: fp16}}", {}, false},
+        {"{name: swarm-sgd, lr: 0.1, compressor: {kind: fp16}}", {"nodes=9"}, true},
         // Momentum tracking: m, d and two-vector messages in the backend, the all-reduce of
         // the first gradients there; with weight decay on a one-peer exponential schedule,
         // and with network jitter.
