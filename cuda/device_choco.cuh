@@ -136,8 +136,8 @@ __device__ RadixSelection choco_select(const ChocoPlan& q, const float* d, std::
 // of the block's width in index order, q = whole_compression_element into the message,
 // xhat += q. Where the selection keeps only some of the keys equal to the threshold, each
 // chunk counts them (a warp's by ballot, the warps' in warp order) so that the lowest
-// indices are kept, as TopK::encode keeps them. The entry's (error^2, norm) go to
-// entry_stats.
+// indices are kept, as TopK::encode keeps them, until the last of them is placed. The entry's
+// (error^2, norm) go to entry_stats.
 constexpr int kChocoWholeThreads = 512;
 __global__ void __launch_bounds__(kChocoWholeThreads)
     choco_whole_kernel(StepBatch s, ChocoRows c, ChocoPlan q, float* grads, const float* models,
@@ -192,7 +192,7 @@ __global__ void __launch_bounds__(kChocoWholeThreads)
       kept = valid && key > sel.prefix;
       if (every_tie) {
         kept = kept || tie;
-      } else {
+      } else if (ties_before < sel.rank) { // ties_before is every thread's: a uniform branch
         const unsigned ties = __ballot_sync(0xFFFFFFFFu, tie);
         if (lane == 0)
           warp_ties[warp] = static_cast<std::uint32_t>(__popc(ties));

@@ -629,8 +629,8 @@ private:
     return *codec_;
   }
 
-  // A parameter server's vector (0: model, 1: momentum, 2: scratch), made zero on first use
-  // (engine thread).
+  // A parameter server's vector (0: model, 1: momentum, 2: scratch, 3: DC's mean square),
+  // made zero on first use (engine thread).
   float* server(std::uint32_t index) {
     DeviceArray<float>& v = server_[index];
     if (v.data == nullptr) { // each on first use: no momentum, no momentum vector
@@ -668,7 +668,7 @@ private:
   DeviceArray<float> models_, grads_, momenta_, live_, mean_;
   DeviceArray<double> distances_;      // consensus_distance's, one per node
   std::vector<double> distances_host_; // the same on the host
-  DeviceArray<float> server_[3];       // a parameter server's model, momentum, scratch
+  DeviceArray<float> server_[4];       // a server's model, momentum, scratch, DC's mean square
   DeviceArray<double> sum_;            // and its double sum (GSGM)
   std::vector<DeviceArray<float>> messages_;
   std::vector<Mix> mixes_;

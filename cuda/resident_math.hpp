@@ -646,6 +646,12 @@ DTSIM_HD inline void vector_op_tile(ResidentVectors::VectorOp op, float* dst, co
     case Op::average_step_less:
       dst[e] = ((a[e] + b[e]) * 0.5f - a[e]) - dst[e];
       break;
+    case Op::mean_square: // MS = dst, g = a; decay s, 1 - decay t
+      dst[e] = s * dst[e] + t * (a[e] * a[e]);
+      break;
+    case Op::delay_compensate_adaptive: // g = dst, MS = a, w - w_bak = b; lambda s, eps t
+      dst[e] = dst[e] + s * (1.0f / sqrtf(a[e] + t)) * (dst[e] * dst[e]) * b[e];
+      break;
     case Op::accumulate: // on the double sum: sum_tile
     case Op::mean_of_sum:
       break;

@@ -22,7 +22,8 @@ struct VectorRef {
               // model, GSGM's table entry (the worker's latest gradient)
     message,  // message `index`
     server,   // a parameter server's vector `index` (0: its model, 1: its momentum, 2: a
-              // scratch direction), zero until first written
+              // scratch direction, 3: the adaptive delay compensation's mean square), zero
+              // until first written
     sum,      // a parameter server's running sum in double precision (GSGM's), zero until
               // first written
   };
@@ -35,6 +36,7 @@ struct VectorRef {
   static VectorRef server_model() { return {Kind::server, 0}; }
   static VectorRef server_momentum() { return {Kind::server, 1}; }
   static VectorRef server_scratch() { return {Kind::server, 2}; }
+  static VectorRef server_mean_square() { return {Kind::server, 3}; } // DC's adaptive form
   static VectorRef server_sum() { return {Kind::sum, 0}; }
 };
 // ResidentVectors::apply's element-wise steps.
@@ -59,6 +61,12 @@ enum class VectorOp : std::uint8_t {
   subtract,          // dst = a - b
   average_less,      // dst = (a + b) * 0.5 - dst
   average_step_less, // dst = ((a + b) * 0.5 - a) - dst
+  // DC-ASGD's adaptive compensation, in two steps. mean_square: dst = s * dst + t * a * a
+  // (dst the server's mean square, a the gradient, s the decay, t 1 - decay); then
+  // delay_compensate_adaptive: dst += s * (1 / sqrt(a + t)) * dst * dst * b (dst the
+  // gradient, a the mean square, b = w - w_bak, s the lambda, t the epsilon).
+  mean_square,
+  delay_compensate_adaptive,
 };
 
 // A compression that a node's local step applies on a resident backend (CHOCO-SGD's): the

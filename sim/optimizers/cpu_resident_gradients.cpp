@@ -181,7 +181,7 @@ void CpuResidentGradients::run_op(VectorOp op, VectorRef dst, VectorRef a, Vecto
     return;
   }
   make_messages({dst, a, b});
-  apply_vector_op(op, address(dst), address(a), address(b), k.s);
+  apply_vector_op(op, address(dst), address(a), address(b), k.s, k.t);
 }
 
 void CpuResidentGradients::read(VectorRef ref, std::span<float> out) {

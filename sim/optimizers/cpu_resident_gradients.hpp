@@ -84,7 +84,8 @@ private:
   // node has made its first step (flags_first_step).
   std::array<Eigen::MatrixXf, 3> rule_rows_;
   std::vector<char> stepped_;
-  std::array<Vec, 3> server_; // a parameter server's model, momentum, scratch, each once named
+  std::array<Vec, 4> server_; // a server's model, momentum, scratch, DC's mean square, each
+                              // once named
   Eigen::VectorXd sum_;       // a parameter server's double sum, once named
   std::vector<Vec> momenta_, grads_, messages_;
   std::vector<Mix> mixes_;

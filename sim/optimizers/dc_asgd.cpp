@@ -38,8 +38,7 @@ void DcAsgd::release_host_state() {
 void DcAsgd::apply(Context& ctx, int worker, std::span<const float> g, std::int64_t tau) {
   if (resident()) { // compensated in the worker's gradient row, against its model row (w_bak)
     ResidentVectors& r = *resident();
-    r.apply(VectorOp::delay_compensate, VectorRef::gradient(worker), VectorRef::server_model(),
-            VectorRef::model(worker), dc_.lambda());
+    dc_.compensate_resident(r, VectorRef::gradient(worker), worker);
     r.apply(VectorOp::server_step, VectorRef::server_model(), VectorRef::gradient(worker),
             VectorRef::server_momentum(), lr_, momentum_, weight_decay_);
   } else {

@@ -21,7 +21,7 @@ public:
 private:
   void on_start(Context& ctx) override;
   void apply(Context& ctx, int worker, std::span<const float> g, std::int64_t tau) override;
-  bool has_resident_step() const override { return dc_.has_resident_form(); }
+  bool has_resident_step() const override { return true; }
   void release_host_state() override;
   DelayCompensation dc_;
   float momentum_;

@@ -13,6 +13,7 @@ DelayCompensation::DelayCompensation(const Params& p, int workers, std::size_t d
     ms_decay_ = static_cast<float>(p.number("ms_decay", 0.95, Range::unit_open_hi()));
     eps_ = static_cast<float>(p.number("eps", 1e-7, Range::positive()));
     ms_ = Vec::Zero(static_cast<Eigen::Index>(dim));
+    difference_.resize(static_cast<Eigen::Index>(dim));
   }
   backup_.assign(static_cast<std::size_t>(workers), Vec(static_cast<Eigen::Index>(dim)));
 }
@@ -22,21 +23,40 @@ void DelayCompensation::remember_all(const Vec& w) {
     b = w;
 }
 
+// The resident steps' code (vector_ops.hpp), on the host's vectors.
 void DelayCompensation::compensate(int worker, std::span<float> g, const Vec& w) {
-  VecMap gv = as_vec(g);
+  using Op = ResidentVectors::VectorOp;
+  const auto span = [](const Vec& v) {
+    return std::span<const float>(v.data(), static_cast<std::size_t>(v.size()));
+  };
   const Vec& bak = backup_[static_cast<std::size_t>(worker)];
-  if (adaptive_) {
-    ms_ = ms_decay_ * ms_ + (1 - ms_decay_) * gv.cwiseAbs2();
-    gv.array() += lambda_ * (ms_.array() + eps_).rsqrt() * gv.array().square() * (w - bak).array();
-  } else { // the resident step's code (vector_ops.hpp)
-    apply_vector_op(ResidentVectors::VectorOp::delay_compensate, g,
-                    {w.data(), static_cast<std::size_t>(w.size())},
-                    {bak.data(), static_cast<std::size_t>(bak.size())}, lambda_);
+  if (!adaptive_) {
+    apply_vector_op(Op::delay_compensate, g, span(w), span(bak), lambda_);
+    return;
   }
+  const std::span<float> ms(ms_.data(), static_cast<std::size_t>(ms_.size()));
+  const std::span<float> difference(difference_.data(), static_cast<std::size_t>(ms_.size()));
+  apply_vector_op(Op::mean_square, ms, g, {}, ms_decay_, 1 - ms_decay_);
+  apply_vector_op(Op::subtract, difference, span(w), span(bak), 0.0f);
+  apply_vector_op(Op::delay_compensate_adaptive, g, ms, difference, lambda_, eps_);
+}
+
+void DelayCompensation::compensate_resident(ResidentVectors& r, ResidentVectors::VectorRef row,
+                                            int worker) const {
+  using Op = ResidentVectors::VectorOp;
+  using Ref = ResidentVectors::VectorRef;
+  if (!adaptive_) {
+    r.apply(Op::delay_compensate, row, Ref::server_model(), Ref::model(worker), lambda_);
+    return;
+  }
+  r.apply(Op::mean_square, Ref::server_mean_square(), row, {}, ms_decay_, 1 - ms_decay_);
+  r.apply(Op::subtract, Ref::server_scratch(), Ref::server_model(), Ref::model(worker));
+  r.apply(Op::delay_compensate_adaptive, row, Ref::server_mean_square(), Ref::server_scratch(),
+          lambda_, eps_);
 }
 
 std::size_t DelayCompensation::state_bytes() const {
-  std::size_t floats = static_cast<std::size_t>(ms_.size());
+  std::size_t floats = static_cast<std::size_t>(ms_.size() + difference_.size());
   for (const Vec& b : backup_)
     floats += static_cast<std::size_t>(b.size());
   return floats * sizeof(float);

@@ -4,6 +4,7 @@
 
 #include "sim/core/flat_vector.hpp"
 #include "sim/core/params.hpp"
+#include "sim/engine/resident_vectors.hpp"
 
 #include <span>
 #include <vector>
@@ -23,12 +24,16 @@ public:
   // w_bak[worker] = w: the model the worker pulls now.
   void remember(int worker, const Vec& w) { backup_[static_cast<std::size_t>(worker)] = w; }
   void remember_all(const Vec& w);
-  // A resident server (ResidentVectors) compensates with VectorOp::delay_compensate: only
-  // the constant form, whose backup w_bak[k] is the worker's own model row there (the model
-  // it pulled and computed on). It then frees the host backups (release).
-  bool has_resident_form() const { return !adaptive_; }
-  float lambda() const { return lambda_; }
-  void release() { backup_ = {}; }
+  // On a resident server: the same steps queued as VectorOps on `row` (the worker's gradient,
+  // or a copy of it), the backup w_bak[worker] being the worker's own model row there (the
+  // model it pulled and computed on), the mean square a server vector and w - w_bak made in
+  // the server's scratch. The server then frees the host backups (release).
+  void compensate_resident(ResidentVectors& r, ResidentVectors::VectorRef row, int worker) const;
+  void release() {
+    backup_ = {};
+    ms_ = Vec();
+    difference_ = Vec();
+  }
   std::size_t state_bytes() const;
   std::string describe() const;
 
@@ -39,6 +44,7 @@ private:
   float eps_ = 1e-7f;
   std::vector<Vec> backup_;
   Vec ms_;
+  Vec difference_; // adaptive: w - w_bak
 };
 
 } // namespace dtsim

@@ -118,8 +118,7 @@ void Gsgm::step_resident(int worker, bool was_member) {
   if (average_)
     r.apply(VectorOp::copy, row, VectorRef::gradient(worker));
   if (dc_) // the worker's model row is the model it pulled: DC's backup
-    r.apply(VectorOp::delay_compensate, row, VectorRef::server_model(), VectorRef::model(worker),
-            dc_->lambda());
+    dc_->compensate_resident(r, row, worker);
   VectorRef direction = row;
   if (average_) {
     update_members(worker);

@@ -39,7 +39,7 @@ private:
   bool eligible(int worker) const override;
   // Resident (ResidentVectors) with the constant compensation or none: the table, the sum,
   // the momentum and the mean then live in the backend.
-  bool has_resident_step() const override { return !dc_ || dc_->has_resident_form(); }
+  bool has_resident_step() const override { return true; }
   void release_host_state() override;
   void step_host(int worker, std::span<const float> g, bool was_member);
   void step_resident(int worker, bool was_member);

@@ -22,7 +22,7 @@ namespace dtsim {
 // current rate as `lr`), weight_decay (>= 0, 0), server: {update_s}.
 // The copies of worker models and gradients run in the workers' gradient tasks; the
 // server's math runs on the engine thread, as one server would. On a resident backend
-// (methods with has_resident_step(): ASGD, DC-ASGD's constant form, GSGM) the server's
+// (methods with has_resident_step(): ASGD, DC-ASGD, GSGM, SSGD) the server's
 // vectors stay there, a gradient stays in its worker's row until served, and the pulls,
 // the server's steps and the replies are queued steps (ResidentVectors::apply).
 class ParameterServer : public Algorithm {

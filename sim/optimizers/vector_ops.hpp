@@ -8,15 +8,17 @@
 #include "sim/core/flat_vector.hpp"
 #include "sim/engine/resident_vectors.hpp"
 
+#include <cmath>
 #include <span>
 
 namespace dtsim {
 
-// dst = op(a, b, s) (ResidentVectors::VectorOp); dst may be a. Not server_step, which
+// dst = op(a, b, s, t) (ResidentVectors::VectorOp); dst may be a. Not server_step, which
 // updates two vectors (its host code is server_step.hpp's), nor the steps on the double
 // sum (accumulate_rows, mean_of_sum below).
 inline void apply_vector_op(ResidentVectors::VectorOp op, std::span<float> dst,
-                            std::span<const float> a, std::span<const float> b, float s) {
+                            std::span<const float> a, std::span<const float> b, float s,
+                            float t = 0.0f) {
   using Op = ResidentVectors::VectorOp;
   VecMap d = as_vec(dst);
   switch (op) {
@@ -52,6 +54,17 @@ inline void apply_vector_op(ResidentVectors::VectorOp op, std::span<float> dst,
     return;
   case Op::average_step_less: // its increment form, a = q_i
     d = ((as_vec(a) + as_vec(b)) * 0.5f - as_vec(a)) - d;
+    return;
+  case Op::mean_square: // DelayCompensation's adaptive MS = decay MS + (1 - decay) g.*g
+    d = s * d + t * as_vec(a).cwiseAbs2();
+    return;
+  case Op::delay_compensate_adaptive:
+    // g += lambda (1 / sqrt(MS + eps)) .* g.*g .* (w - bak), element by element with IEEE
+    // square roots and divisions: Eigen's packet rsqrt and sqrt are estimates refined once
+    // (EIGEN_FAST_MATH) and its scalar ones are not, so an Eigen expression rounded the
+    // elements of an unaligned head otherwise than the rest.
+    for (std::size_t e = 0; e < dst.size(); ++e)
+      dst[e] = dst[e] + s * (1.0f / std::sqrt(a[e] + t)) * (dst[e] * dst[e]) * b[e];
     return;
   case Op::server_step:
   case Op::accumulate:

@@ -73,7 +73,7 @@ std::vector<bool> kernel_selection(const std::vector<std::uint32_t>& keys, std::
       bool keep_it = valid && keys[e] > sel.prefix;
       if (every_tie) {
         keep_it = keep_it || tie;
-      } else {
+      } else if (ties_before[t] < sel.rank) {
         std::size_t rank = ties_before[t];
         for (std::size_t lane = t / 32 * 32; lane < t; ++lane)
           rank += ballot[lane];

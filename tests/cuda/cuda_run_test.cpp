@@ -174,9 +174,9 @@ TEST_SUITE("cuda") {
     // model itself mixed) and AD-PSGD with momentum, every node active (live models on the
     // device, each averaging a queued vector step, deadlocks broken in the increment form)
     // and ASGD with server momentum (the server's vectors on the device), DC-ASGD (the
-    // compensation against the worker's model row), GSGM as the stability protocol runs it
-    // (its table in the live rows, the double sum on the device), SSGD with momentum and
-    // gradient tracking with momentum (trackers, g_prev and two-vector messages on the
+    // compensation against the worker's model row; constant and adaptive), GSGM as the stability
+    // protocol runs it (its table in the live rows, the double sum on the device), SSGD with
+    // momentum and gradient tracking with momentum (trackers, g_prev and two-vector messages on the
     // device), D2 on an odd ring (x_prev and lr g_prev there), DecentLaM (its momentum
     // in the mixing kernel), momentum tracking (m, d, the all-reduce of the first
     // gradients and two-vector messages on the device) and SwarmSGD with the lattice
@@ -191,6 +191,7 @@ TEST_SUITE("cuda") {
           "--set 'algorithm={name: ad-psgd, lr: 0.05, momentum: 0.9, split: none}'",
           "--set 'algorithm={name: asgd, lr: 0.01, momentum: 0.5}'",
           "--set 'algorithm={name: dc-asgd, lr: 0.01, momentum: 0.5}'",
+          "--set 'algorithm={name: dc-asgd, lr: 0.01, momentum: 0.5, variant: adaptive}'",
           "--set 'algorithm={name: gsgm, lr: 0.001, momentum: 0.9}'",
           "--set 'algorithm={name: ssgd, lr: 0.05, momentum: 0.9}'",
           "--set 'algorithm={name: gradient-tracking, lr: 0.02, momentum: 0.9}'",

@@ -376,6 +376,31 @@ TEST_SUITE("cuda") {
     CHECK(relative_error(kernel, g) > 1e-3); // the compensation is not lost
   }
 
+  TEST_CASE("Resident math: the adaptive delay compensation's elements equal apply_vector_op") {
+    // MS = decay MS + (1 - decay) g.*g, then g += lambda / sqrt(MS + eps) .* g.*g .* (w - bak)
+    // (IEEE square roots and divisions on both; the host's library may fuse a multiply-add).
+    Rng rng = Rng::stream(12, "test", Rng::kNoNode);
+    const std::vector<float> g0 = random_vector(rng, kP), difference = random_vector(rng, kP);
+    std::vector<float> ms0 = random_vector(rng, kP);
+    for (float& v : ms0)
+      v = v * v;
+    std::vector<float> ms_kernel = ms0, ms_host = ms0, kernel = g0, host = g0;
+    each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {
+      vector_op_tile<4>(VectorOp::mean_square, ms_kernel.data(), g0.data(), nullptr, 0.95f, 0.05f,
+                        0.0f, kP, e0, stride);
+    });
+    apply_vector_op(VectorOp::mean_square, ms_host, g0, {}, 0.95f, 0.05f);
+    CHECK(ms_kernel == ms_host);
+    CHECK(relative_error(ms_host, ms0) > 1e-3);
+    each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {
+      vector_op_tile<4>(VectorOp::delay_compensate_adaptive, kernel.data(), ms_host.data(),
+                        const_cast<float*>(difference.data()), 2.0f, 1e-7f, 0.0f, kP, e0, stride);
+    });
+    apply_vector_op(VectorOp::delay_compensate_adaptive, host, ms_host, difference, 2.0f, 1e-7f);
+    CHECK(relative_error(kernel, host) < 1e-6);
+    CHECK(relative_error(host, g0) > 1e-3);
+  }
+
   TEST_CASE("Resident math: the server sum's steps are vector_ops.hpp's bits") {
     // GSGM's running sum in double: rows added and removed, then the mean rounded to float;
     // the same IEEE operations per element as accumulate_rows and mean_of_sum.

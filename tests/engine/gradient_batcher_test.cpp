@@ -97,7 +97,7 @@ TEST_SUITE("engine") {
     // AD-PSGD, SwarmSGD, ASGD, DC-ASGD, GSGM and SSGD keep their models, momenta, messages and
     // server vectors in the backend (synchronous with and without momentum, Nesterov, weight decay,
     // a time-varying schedule; asynchronous, also with reordering jitter); the others (and QG-DSGDm
-    // with a refresh period, the adaptive delay compensation) cannot and run as cpu-batched. 1 and
+    // with a refresh period) cannot and run as cpu-batched. 1 and
     // 2 threads. An attached method frees its host copies of what the backend holds (momenta, QG's
     // buffer, u, the trackers, D2's previous steps, the corrections, CHOCO's estimates, DC's
     // backups, GSGM's table).
@@ -137,20 +137,21 @@ TEST_SUITE("engine") {
         // (gradients queue for it).
         {"{name: asgd, lr: 0.05, momentum: 0.9, weight_decay: 0.001}", {}, true},
         {"{name: asgd, lr: 0.05, server: {update_s: 0.004}}", {}, true},
-        // DC-ASGD's constant compensation against the worker's model row (its backup); the
-        // adaptive one cannot (yet).
+        // DC-ASGD's compensation against the worker's model row (its backup): constant, and
+        // adaptive (the mean square a server vector) with a busy server.
         {"{name: dc-asgd, lr: 0.05, momentum: 0.9, weight_decay: 0.001}", {}, true},
         {"{name: dc-asgd, lr: 0.05, lambda: 0.5, server: {update_s: 0.004}}", {}, true},
-        {"{name: dc-asgd, lr: 0.05, variant: adaptive}", {}, false},
+        {"{name: dc-asgd, lr: 0.05, variant: adaptive, server: {update_s: 0.004}}", {}, true},
         // GSGM: its table in the live rows, the double sum and the mean in the backend; the
-        // window and last-k averages with a white list, no averaging on a DC base, both.
+        // window and last-k averages with a white list, no averaging on a DC base, both, and
+        // averages on the adaptive compensation.
         {"{name: gsgm, lr: 0.01, momentum: 0.9}", {}, true},
         {"{name: gsgm, lr: 0.01, average_by: last, last: 3, slack: 2, weight_decay: 0.001}",
          {},
          true},
         {"{name: gsgm, lr: 0.05, average: false, global_momentum: false, base: dc-asgd}", {}, true},
         {"{name: gsgm, lr: 0.01, window: 2, base: dc-asgd, dc: {lambda: 0.5}}", {}, true},
-        {"{name: gsgm, lr: 0.01, base: dc-asgd, dc: {variant: adaptive}}", {}, false},
+        {"{name: gsgm, lr: 0.01, base: dc-asgd, dc: {variant: adaptive}}", {}, true},
         // Gradient tracking: the tracker, g_prev and u in the backend, two-vector messages;
         // with Nesterov momentum and weight decay, and on a one-peer exponential schedule.
         {"{name: gradient-tracking, lr: 0.05}", {}, true},
