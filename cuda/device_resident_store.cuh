@@ -155,6 +155,13 @@ public:
     m.self_w = self_w;
     m.ids.assign(in_ids.begin(), in_ids.end());
     m.w.assign(in_w.begin(), in_w.end());
+    m.refresh = false;
+  }
+  void refresh_after_mix(int node) override {
+    Mix& m = mixes_[static_cast<std::size_t>(node)];
+    if (!m.queued || !rule_.quasi_global || rule_.refresh_period <= 1)
+      throw std::logic_error("refresh_after_mix: a queued mixing of a rule with a refresh period");
+    m.refresh = true;
   }
   void local_step(int node, std::uint32_t out_id, float lr) override {
     if (out_id == kNoMessage && !rule_.combine_then_adapt)
@@ -279,6 +286,9 @@ public:
     const bool with_lr = refresh || subtract;
     if (with_lr)
       mix_lr_.reserve(count);
+    const bool accumulate = rule_.quasi_global && rule_.refresh_period > 1; // v, refreshed at L
+    if (accumulate)
+      mix_refresh_.reserve(count);
     std::size_t b = 0, c = 0;
     for (const GradientJob& job : jobs) {
       Mix& m = mixes_[static_cast<std::size_t>(job.node)];
@@ -292,6 +302,8 @@ public:
       mix_self_w_.host.data[b] = m.self_w;
       if (with_lr)
         mix_lr_.host.data[b] = m.lr;
+      if (accumulate)
+        mix_refresh_.host.data[b] = m.refresh ? 1 : 0;
       mix_first_.host.data[b] = static_cast<int>(c);
       for (std::size_t k = 0; k < m.ids.size(); ++k, ++c) {
         mix_in_.host.data[c] = message(m.ids[k]);
@@ -308,6 +320,8 @@ public:
     mix_in_w_.upload(stream_, inputs, bus_);
     if (with_lr)
       mix_lr_.upload(stream_, count, bus_);
+    if (accumulate)
+      mix_refresh_.upload(stream_, count, bus_);
     MixBatch batch{mix_node_.device.data,
                    mix_self_.device.data,
                    mix_self_w_.device.data,
@@ -319,6 +333,11 @@ public:
                    subtract ? mix_lr_.device.data : nullptr,
                    grads_.data};
     batch.decentlam = rule_.decentlam;
+    if (accumulate) {
+      batch.accumulate_rows = rule_rows_[0].data;
+      batch.refresh_now = mix_refresh_.device.data;
+      batch.refresh_scale = (1 - rule_.mu) / static_cast<float>(rule_.refresh_period);
+    }
     batch.choco = rule_.choco;
     batch.choco_rows = choco_rows();
     float* models = models_.data;
@@ -616,6 +635,7 @@ private:
     std::vector<std::uint32_t> ids;
     std::vector<float> w;
     float lr = 0; // a quasi-global refresh's, or the lr u a combine-then-adapt mixing subtracts
+    bool refresh = false; // refresh_after_mix
   };
   struct Step {
     bool queued = false;
@@ -677,6 +697,7 @@ private:
   std::function<void()> settle_gradients_;
   bool first_layer_unwritten_ = false; // a fused step kept a first layer's gradient off its row
   StagedPlan<int> mix_node_, mix_first_, chunk_node_, step_node_;
+  StagedPlan<int> mix_refresh_; // a quasi-global rule with a refresh period: refresh after it
   StagedPlan<const float*> mix_self_, mix_in_;
   StagedPlan<float> mix_self_w_, mix_in_w_, mix_lr_, step_lr_;
   StagedPlan<float*> step_out_;

@@ -73,6 +73,13 @@ struct MixBatch {
   // DecentLaM: with refresh_lr, the buffer is a momentum on the displacement,
   // m = mu m + (x - x_new) / lr, and x = x - lr m (quasi_global_refresh's sibling).
   bool decentlam = false;
+  // A quasi-global rule with a refresh period L > 1 (quasi_global_accumulate): with
+  // refresh_lr, the displacement is added to the entry's row of accumulate_rows (v) and the
+  // buffer left alone; where refresh_now[b], then m = mu m + refresh_scale v and v = 0
+  // (quasi_global_refresh_every, refresh_scale = (1 - mu) / L).
+  float* accumulate_rows = nullptr;
+  const int* refresh_now = nullptr;
+  float refresh_scale = 0;
   // CHOCO-SGD (self and inputs the messages q): the sum is not the model but the mixed q,
   // which choco_consensus_element adds to s before it writes the model.
   bool choco = false;
@@ -163,13 +170,16 @@ DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std
   // Only here: with the plain mixing's tail in this form Nsight Compute put the kernel at
   // 0.80 ms per 1,024-node round and 71% of the DRAM bandwidth, against 0.74 ms and 77%
   // with the loop above (H100, runs 10 and 11 of docs/cuda.md).
-  float x_old[J], mhat_old[J], u[J], add[J];
+  const bool accumulate = m.accumulate_rows != nullptr;
+  const bool refresh_now = accumulate && m.refresh_now[b] != 0;
+  float x_old[J], mhat_old[J], u[J], add[J], v_old[J];
   DTSIM_UNROLL
   for (int j = 0; j < J; ++j) {
     const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
     const bool in_row = e < P;
     x_old[j] = in_row && m.refresh_lr ? x[e] : 0.0f;
-    mhat_old[j] = in_row && m.refresh_lr ? mhat[row + e] : 0.0f;
+    mhat_old[j] = in_row && m.refresh_lr && (!accumulate || refresh_now) ? mhat[row + e] : 0.0f;
+    v_old[j] = in_row && accumulate ? m.accumulate_rows[row + e] : 0.0f;
     u[j] = in_row && m.subtract_lr ? m.u_rows[row + e] : 0.0f;
     add[j] = in_row && m.add_rows ? m.add_rows[row + e] : 0.0f;
   }
@@ -184,6 +194,14 @@ DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std
         const float momentum = m.mu * mhat_old[j] + displacement;
         mhat[row + e] = momentum;
         v[j] = x_old[j] - refresh_lr * momentum;
+      } else if (accumulate) {
+        const float summed = v_old[j] + displacement;
+        if (refresh_now) {
+          mhat[row + e] = m.mu * mhat_old[j] + m.refresh_scale * summed;
+          m.accumulate_rows[row + e] = 0.0f;
+        } else {
+          m.accumulate_rows[row + e] = summed;
+        }
       } else {
         mhat[row + e] = m.mu * mhat_old[j] + (1 - m.mu) * displacement;
       }
@@ -645,6 +663,9 @@ DTSIM_HD inline void vector_op_tile(ResidentVectors::VectorOp op, float* dst, co
       break;
     case Op::average_step_less:
       dst[e] = ((a[e] + b[e]) * 0.5f - a[e]) - dst[e];
+      break;
+    case Op::average_step_add:
+      dst[e] = dst[e] + ((a[e] + b[e]) * 0.5f - a[e]);
       break;
     case Op::mean_square: // MS = dst, g = a; decay s, 1 - decay t
       dst[e] = s * dst[e] + t * (a[e] * a[e]);

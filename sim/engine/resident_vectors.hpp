@@ -61,6 +61,7 @@ enum class VectorOp : std::uint8_t {
   subtract,          // dst = a - b
   average_less,      // dst = (a + b) * 0.5 - dst
   average_step_less, // dst = ((a + b) * 0.5 - a) - dst
+  average_step_add,  // dst += (a + b) * 0.5 - a
   // DC-ASGD's adaptive compensation, in two steps. mean_square: dst = s * dst + t * a * a
   // (dst the server's mean square, a the gradient, s the decay, t 1 - decay); then
   // delay_compensate_adaptive: dst += s * (1 / sqrt(a + t)) * dst * dst * b (dst the
@@ -189,12 +190,20 @@ public:
     bool choco_adapt_then_combine = true;
     ResidentEncoder* encoder = nullptr;
     ResidentCompression compression = {};
+    // quasi_global with a refresh every refresh_period > 1 steps (QG-DSGDm's L): each mixing
+    // adds (x - x_new) / lr to the rule's row v and leaves m alone, but where the hook asked
+    // for the refresh (refresh_after_mix).
+    std::int64_t refresh_period = 1;
     // The vectors of P floats in a message: two with gradient or momentum tracking, else one.
     std::size_t message_vectors() const { return gradient_tracking || momentum_tracking ? 2 : 1; }
     // The rows of its own the rule keeps per node: gradient tracking's y and g_prev, D²'s
-    // x_prev and lr g_prev, momentum tracking's d, CHOCO-SGD's x_half, xhat and s.
+    // x_prev and lr g_prev, momentum tracking's d, CHOCO-SGD's x_half, xhat and s, a
+    // quasi-global rule's v (with a refresh period).
     int rule_rows() const {
-      return choco ? 3 : gradient_tracking || d2 ? 2 : momentum_tracking ? 1 : 0;
+      return choco                                                       ? 3
+             : gradient_tracking || d2                                   ? 2
+             : momentum_tracking || (quasi_global && refresh_period > 1) ? 1
+                                                                         : 0;
     }
     // Whether the local step needs a first-step flag (gradient tracking, D², momentum
     // tracking).
@@ -218,6 +227,10 @@ public:
   virtual void mix_into_model(int node, std::uint32_t self_id, float self_w,
                               std::span<const std::uint32_t> in_ids, std::span<const float> in_w,
                               float lr) = 0;
+  // Called after mix_into_model in the same hook, with a quasi-global rule of refresh period
+  // L > 1: after this mixing the buffer is refreshed from the summed displacement v (the
+  // rule's row), m = mu m + ((1 - mu) / L) v, and v = 0.
+  virtual void refresh_after_mix(int node) = 0;
   // Called from node's after_gradient hook, run after the batch's gradients: the local
   // update of node's model with its gradient, and message[out_id] = model - lr * u (with a
   // combine-then-adapt rule: u kept, message[out_id] = model).

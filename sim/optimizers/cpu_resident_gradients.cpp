@@ -67,6 +67,14 @@ void CpuResidentGradients::mix_into_model(int node, std::uint32_t self_id, float
   m.self_w = self_w;
   m.ids.assign(in_ids.begin(), in_ids.end()); // capacity kept: no allocation after the first
   m.w.assign(in_w.begin(), in_w.end());
+  m.refresh = false;
+}
+
+void CpuResidentGradients::refresh_after_mix(int node) {
+  Mix& m = mixes_[static_cast<std::size_t>(node)];
+  DTSIM_ASSERT(m.queued && rule_.quasi_global && rule_.refresh_period > 1,
+               "refresh_after_mix: a queued mixing of a rule with a refresh period");
+  m.refresh = true;
 }
 
 void CpuResidentGradients::local_step(int node, std::uint32_t out_id, float lr) {
@@ -265,9 +273,13 @@ void CpuResidentGradients::run_mix(int node) {
         [&](std::size_t c) { return input(c) + first; }, len, mixed.data());
     if (rule_.decentlam) // DecentLam::combine's
       decentlam_momentum(rule_.mu, m.lr, x + first, mixed.data(), mhat + first, len);
+    else if (rule_.refresh_period > 1)
+      quasi_global_accumulate(m.lr, x + first, mixed.data(), rule_row(node, 0).data() + first, len);
     else
       quasi_global_refresh(rule_.mu, m.lr, x + first, mixed.data(), mhat + first, len);
   }
+  if (m.refresh)
+    quasi_global_refresh_every(rule_.mu, rule_.refresh_period, {mhat, dim_}, rule_row(node, 0));
 }
 
 void CpuResidentGradients::compute(std::span<GradientJob> jobs) {

@@ -34,6 +34,7 @@ public:
   void mix_into_model(int node, std::uint32_t self_id, float self_w,
                       std::span<const std::uint32_t> in_ids, std::span<const float> in_w,
                       float lr) override;
+  void refresh_after_mix(int node) override;
   void local_step(int node, std::uint32_t out_id, float lr) override;
   void copy_model_to_message(int node, std::uint32_t id) override;
   void write_rule_row(int node, int k, std::span<const float> values) override;
@@ -57,6 +58,7 @@ private:
     std::vector<std::uint32_t> ids;
     std::vector<float> w;
     float lr = 0; // a quasi-global refresh's, or the lr u a combine-then-adapt mixing subtracts
+    bool refresh = false; // refresh_after_mix
   };
   struct Step { // queued by an after_gradient hook
     bool queued = false;

@@ -40,7 +40,14 @@ std::size_t QgDsgdm::state_bytes() const {
 }
 
 ResidentVectors::LocalUpdateRule QgDsgdm::rule() const {
-  return {beta_, weight_decay_, nesterov_, /*quasi_global=*/true, mu_};
+  ResidentVectors::LocalUpdateRule r{beta_, weight_decay_, nesterov_, /*quasi_global=*/true, mu_};
+  r.refresh_period = refresh_period_;
+  return r;
+}
+
+bool QgDsgdm::refreshes_now(int node) const {
+  // combine() of step t+1 closes step t: a refresh after every L-th step.
+  return refresh_period_ > 1 && task_step(node) % refresh_period_ == 0;
 }
 
 bool QgDsgdm::attach_resident(ResidentVectors& vectors) {
@@ -48,9 +55,10 @@ bool QgDsgdm::attach_resident(ResidentVectors& vectors) {
     return false;
   vectors.set_local_update(rule());
   set_resident(vectors);
-  // The backend holds the buffers (a refresh period of 1: no v_): the host's would only take
-  // memory.
+  // The backend holds the buffers (with a refresh period, v as the rule's row): the host's
+  // would only take memory.
   std::vector<Vec>().swap(mhat_);
+  std::vector<Vec>().swap(v_);
   std::vector<Vec>().swap(scratch_);
   return true;
 }
@@ -70,6 +78,8 @@ void QgDsgdm::local_step(int node, std::span<const float> x, std::span<float> gr
 void QgDsgdm::combine(int node, std::span<float> x) {
   if (resident()) {
     queue_mix(node);
+    if (refreshes_now(node))
+      resident()->refresh_after_mix(node);
     return;
   }
   const auto i = static_cast<std::size_t>(node);
@@ -80,21 +90,14 @@ void QgDsgdm::combine(int node, std::span<float> x) {
   for (std::size_t first = 0; first < x.size(); first += kBlock) {
     const std::size_t len = std::min(kBlock, x.size() - first);
     mix_range(node, 0, own, first, len, mixed);
-    if (refresh_period_ == 1) {
+    if (refresh_period_ == 1)
       quasi_global_refresh(mu_, lr, x.data() + first, mixed, mhat.data() + first, len);
-      continue;
-    }
-    const auto n = static_cast<Eigen::Index>(len);
-    const ConstVecMap x_new(mixed, n);
-    auto xb = as_vec(x.subspan(first, len));
-    v_[i].segment(static_cast<Eigen::Index>(first), n) += (xb - x_new) / lr;
-    xb = x_new;
+    else
+      quasi_global_accumulate(lr, x.data() + first, mixed, v_[i].data() + first, len);
   }
-  // combine() of step t+1 closes step t: a refresh after every L-th step.
-  if (refresh_period_ > 1 && task_step(node) % refresh_period_ == 0) {
-    mhat = mu_ * mhat + ((1 - mu_) / static_cast<float>(refresh_period_)) * v_[i];
-    v_[i].setZero();
-  }
+  if (refreshes_now(node))
+    quasi_global_refresh_every(mu_, refresh_period_, {mhat.data(), x.size()},
+                               {v_[i].data(), x.size()});
 }
 
 } // namespace dtsim

@@ -27,13 +27,16 @@ public:
   QgDsgdm(const Params& p, const AlgorithmSetup& setup, bool nesterov);
   std::string describe() const override;
   std::size_t state_bytes() const override;
-  // With refresh_period 1, a resident backend keeps mhat as the rule's momentum.
+  // A resident backend keeps mhat as the rule's momentum, and with a refresh every L > 1
+  // steps the summed displacement v as the rule's row.
   bool attach_resident(ResidentVectors& vectors) override;
-  // A refresh every L > 1 steps keeps a second buffer (v), which the resident rule lacks.
-  bool can_attach_resident() const override { return refresh_period_ == 1; }
+  bool can_attach_resident() const override { return true; }
+  std::size_t resident_vectors_per_node() const override { return refresh_period_ > 1 ? 6 : 5; }
 
 private:
   ResidentVectors::LocalUpdateRule rule() const;
+  // Whether this combine() of node's ends with the refresh (every L-th step, L > 1).
+  bool refreshes_now(int node) const;
   void local_step(int node, std::span<const float> x, std::span<float> grad) override;
   void combine(int node, std::span<float> x) override;
 

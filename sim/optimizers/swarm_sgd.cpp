@@ -73,8 +73,7 @@ std::optional<ResidentCodec> SwarmSgd::device_codec() const {
 }
 
 bool SwarmSgd::can_attach_resident() const {
-  // The blocking ablation averages the working models in the task's rows; not resident.
-  return !blocking_ && device_codec().has_value();
+  return device_codec().has_value();
 }
 
 bool SwarmSgd::attach_resident(ResidentVectors& vectors) {
@@ -324,12 +323,10 @@ void SwarmSgd::finish(Context& ctx, const Message& reply) {
   NodeState& s = nodes_[static_cast<std::size_t>(node)];
   const NamedOperand q_partner = decode_named(node, reply.payload, model(node));
   const bool disturbed = locks_.disturbed(node);
-  if (blocking_) { // host only (never resident)
-    const auto qp = as_vec(q_partner.host);
-    if (disturbed) // keeps the sum: the partner averaged with own_q
-      s.y += (s.own_q + qp) * 0.5f - s.own_q;
-    else
-      s.y = (s.own_q + qp) * 0.5f;
+  if (blocking_) { // y = (Q_i + Q_j) / 2, or y += (Q_i + Q_j) / 2 - Q_i (a broken deadlock:
+                   // the partner averaged with Q_i, so the sum is kept)
+    apply_step(disturbed ? Op::average_step_add : Op::average, vector(node, Slot::y),
+               vector(node, Slot::own_q), q_partner);
   } else {
     // X = (Q(X_i) + Q(X_j)) / 2 - (o - y), or its increment form X += (Q_i + Q_j) / 2 - Q_i
     // - (o - y) (a broken deadlock: the partner averaged with Q_i): o - y first, as one
@@ -370,6 +367,10 @@ void SwarmSgd::eval_model(const Context& ctx, std::span<float> out) const {
       const Ref y = ctx.computing(i)
                         ? Ref::model(i)
                         : Ref::message(s.stored[static_cast<std::size_t>(Slot::y)].id());
+      if (blocking_) { // the host's o += y
+        resident_->apply(Op::add, sum, y);
+        continue;
+      }
       resident_->apply(Op::copy, t, Ref::live(i));
       resident_->apply(Op::add, t, y);
       resident_->apply(Op::subtract, t, t,

@@ -55,6 +55,9 @@ inline void apply_vector_op(ResidentVectors::VectorOp op, std::span<float> dst,
   case Op::average_step_less: // its increment form, a = q_i
     d = ((as_vec(a) + as_vec(b)) * 0.5f - as_vec(a)) - d;
     return;
+  case Op::average_step_add: // blocking SwarmSGD's increment form, dst = y, a = q_i
+    d += (as_vec(a) + as_vec(b)) * 0.5f - as_vec(a);
+    return;
   case Op::mean_square: // DelayCompensation's adaptive MS = decay MS + (1 - decay) g.*g
     d = s * d + t * as_vec(a).cwiseAbs2();
     return;

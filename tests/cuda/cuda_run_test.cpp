@@ -170,23 +170,25 @@ TEST_SUITE("cuda") {
     // Asynchronous DSGDm (momentum, batches of whichever nodes start together),
     // asynchronous D-PSGD with network jitter (messages overtake each other, so the mixing
     // plans name message ids out of order), QG-DSGDm-N (the quasi-global buffer refreshed
-    // in the mixing kernel), combine-then-adapt DSGDm-N (u kept in the gradient's row, the
-    // model itself mixed) and AD-PSGD with momentum, every node active (live models on the
-    // device, each averaging a queued vector step, deadlocks broken in the increment form)
-    // and ASGD with server momentum (the server's vectors on the device), DC-ASGD (the
-    // compensation against the worker's model row; constant and adaptive), GSGM as the stability
-    // protocol runs it (its table in the live rows, the double sum on the device), SSGD with
-    // momentum and gradient tracking with momentum (trackers, g_prev and two-vector messages on the
-    // device), D2 on an odd ring (x_prev and lr g_prev there), DecentLaM (its momentum
-    // in the mixing kernel), momentum tracking (m, d, the all-reduce of the first
-    // gradients and two-vector messages on the device) and SwarmSGD with the lattice
-    // quantizer's nearest rounding and with fp16 (its public models, y, o and the codec's
-    // steps on the device; no draws, so that its partners are the CPU's): half an epoch each.
+    // in the mixing kernel; with a refresh period, the displacement summed there),
+    // combine-then-adapt DSGDm-N (u kept in the gradient's row, the model itself mixed) and AD-PSGD
+    // with momentum, every node active (live models on the device, each averaging a queued vector
+    // step, deadlocks broken in the increment form) and ASGD with server momentum (the server's
+    // vectors on the device), DC-ASGD (the compensation against the worker's model row; constant
+    // and adaptive), GSGM as the stability protocol runs it (its table in the live rows, the double
+    // sum on the device), SSGD with momentum and gradient tracking with momentum (trackers, g_prev
+    // and two-vector messages on the device), D2 on an odd ring (x_prev and lr g_prev there),
+    // DecentLaM (its momentum in the mixing kernel), momentum tracking (m, d, the all-reduce of the
+    // first gradients and two-vector messages on the device) and SwarmSGD with the lattice
+    // quantizer's nearest rounding, with fp16, and blocking (its public models, y, o and the
+    // codec's steps on the device; no draws, so that its partners are the CPU's): half an
+    // epoch each.
     for (const char* algorithm :
          {"--set 'algorithm={name: dsgdm, lr: 0.05, momentum: 0.9, mode: async}'",
           "--set 'algorithm={name: dsgd, lr: 0.05, mode: async}' "
           "--set system.network.jitter_s=0.01",
           "--set 'algorithm={name: qg-dsgdm-n, lr: 0.05}'",
+          "--set 'algorithm={name: qg-dsgdm-n, lr: 0.05, refresh_period: 3}'",
           "--set 'algorithm={name: dsgdm-n, lr: 0.05, order: combine_then_adapt}'",
           "--set 'algorithm={name: ad-psgd, lr: 0.05, momentum: 0.9, split: none}'",
           "--set 'algorithm={name: asgd, lr: 0.01, momentum: 0.5}'",
@@ -200,7 +202,9 @@ TEST_SUITE("cuda") {
           "--set 'algorithm={name: momentum-tracking, lr: 0.02}'",
           "--set 'algorithm={name: swarm-sgd, lr: 0.05, momentum: 0.9, "
           "compressor: {kind: lattice, bits: 8, side: 0.002}}'",
-          "--set 'algorithm={name: swarm-sgd, lr: 0.05, compressor: {kind: fp16}}'"}) {
+          "--set 'algorithm={name: swarm-sgd, lr: 0.05, compressor: {kind: fp16}}'",
+          "--set 'algorithm={name: swarm-sgd, lr: 0.05, blocking: true, "
+          "compressor: {kind: lattice, bits: 8, side: 0.002}}'"}) {
       CAPTURE(algorithm);
       if (std::string(algorithm).find("swarm-sgd") == std::string::npos) {
         check_resident_twin(algorithm);

@@ -31,6 +31,43 @@ namespace {
 // elements, so that most of its threads start past the row.
 constexpr std::size_t kP = 4196;
 
+// Node 1 mixing its own message (weight 0.6) with one input (0.4) at lr 0.05, from a model
+// and a buffer drawn at random; node 0's rows are poisoned (-9) to catch a wrong row.
+struct QuasiGlobalMixing {
+  explicit QuasiGlobalMixing(std::uint64_t seed) {
+    Rng rng = Rng::stream(seed, "test", Rng::kNoNode);
+    own = random_vector(rng, kP);
+    a = random_vector(rng, kP);
+    x_before = random_vector(rng, kP);
+    mhat_before = random_vector(rng, kP);
+    self = {own.data()};
+    in = {a.data()};
+    std::copy(x_before.begin(), x_before.end(), models.begin() + kP);
+    std::copy(mhat_before.begin(), mhat_before.end(), mhat.begin() + kP);
+  }
+  MixBatch batch(float mu) const {
+    return {node.data(), self.data(), self_w.data(), first.data(),
+            in.data(),   in_w.data(), lr.data(),     mu};
+  }
+  // The host's mixed model, block by block (GossipProtocol::mix's), into `then`'s x.
+  template <class Then> void host_blocks(const Then& then) const {
+    std::vector<float> mixed(GossipProtocol::kBlock);
+    for (std::size_t f = 0; f < kP; f += GossipProtocol::kBlock) {
+      const std::size_t len = std::min(GossipProtocol::kBlock, kP - f);
+      weighted_sum(
+          self_w[0], own.data() + f, in_w, [&](std::size_t) { return a.data() + f; }, len,
+          mixed.data());
+      then(f, len, mixed.data());
+    }
+  }
+  std::vector<float> own, a, x_before, mhat_before;
+  std::vector<int> node{1}, first{0, 1};
+  std::vector<const float*> self, in;
+  std::vector<float> self_w{0.6f}, in_w{0.4f}, lr{0.05f};
+  std::vector<float> models = std::vector<float>(2 * kP, -9.0f);
+  std::vector<float> mhat = std::vector<float>(2 * kP, -9.0f);
+};
+
 } // namespace
 
 TEST_SUITE("cuda") {
@@ -77,35 +114,62 @@ TEST_SUITE("cuda") {
   }
 
   TEST_CASE("Resident math: a quasi-global mixing refreshes the buffer as QG-DSGDm does") {
-    Rng rng = Rng::stream(5, "test", Rng::kNoNode);
-    const std::vector<float> own = random_vector(rng, kP), a = random_vector(rng, kP),
-                             x_before = random_vector(rng, kP),
-                             mhat_before = random_vector(rng, kP);
-    const std::vector<int> node{1}, first{0, 1};
-    const std::vector<const float*> self{own.data()}, in{a.data()};
-    const std::vector<float> self_w{0.6f}, in_w{0.4f}, lr{0.05f};
-    // Node 1's rows; node 0's are poisoned to catch a wrong row.
-    std::vector<float> models(2 * kP, -9.0f), mhat(2 * kP, -9.0f);
-    std::copy(x_before.begin(), x_before.end(), models.begin() + kP);
-    std::copy(mhat_before.begin(), mhat_before.end(), mhat.begin() + kP);
-    const MixBatch batch{node.data(), self.data(), self_w.data(), first.data(),
-                         in.data(),   in_w.data(), lr.data(),     0.9f};
+    QuasiGlobalMixing t(5);
+    std::vector<float>&models = t.models, &mhat = t.mhat;
+    const MixBatch batch = t.batch(0.9f);
     each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {
       mix_tile<4>(batch, models.data(), mhat.data(), kP, 0, e0, stride);
     });
-    std::vector<float> x_cpu = x_before, mhat_cpu = mhat_before, mixed(GossipProtocol::kBlock);
-    for (std::size_t f = 0; f < kP; f += GossipProtocol::kBlock) {
-      const std::size_t len = std::min(GossipProtocol::kBlock, kP - f);
-      weighted_sum(
-          self_w[0], own.data() + f, in_w, [&](std::size_t) { return a.data() + f; }, len,
-          mixed.data());
-      quasi_global_refresh(0.9f, lr[0], x_cpu.data() + f, mixed.data(), mhat_cpu.data() + f, len);
-    }
+    std::vector<float> x_cpu = t.x_before, mhat_cpu = t.mhat_before;
+    t.host_blocks([&](std::size_t f, std::size_t len, const float* mixed) {
+      quasi_global_refresh(0.9f, t.lr[0], x_cpu.data() + f, mixed, mhat_cpu.data() + f, len);
+    });
     CHECK(relative_error({models.begin() + kP, models.end()}, x_cpu) < 1e-6);
     // (x - x_new) / lr cancels digits: the buffer's error is relative to its own scale.
     CHECK(relative_error({mhat.begin() + kP, mhat.end()}, mhat_cpu) < 1e-5);
     CHECK(std::all_of(models.begin(), models.begin() + kP, [](float v) { return v == -9.0f; }));
     CHECK(std::all_of(mhat.begin(), mhat.begin() + kP, [](float v) { return v == -9.0f; }));
+  }
+
+  TEST_CASE("Resident math: with a refresh period the mixing sums the displacement as QG-DSGDm") {
+    // Three mixings of node 1 with L = 3: the first two add (x - x_new) / lr to v and leave
+    // the buffer alone, the third (refresh_now) then sets mhat = mu mhat + ((1 - mu) / L) v
+    // and v = 0, as quasi_global_accumulate and quasi_global_refresh_every.
+    QuasiGlobalMixing t(13);
+    std::vector<float>&models = t.models, &mhat = t.mhat;
+    const std::vector<float>& mhat_before = t.mhat_before;
+    constexpr float kMu = 0.9f;
+    constexpr std::int64_t kPeriod = 3;
+    std::vector<float> v(2 * kP, -9.0f);
+    std::fill(v.begin() + kP, v.end(), 0.0f);
+    std::vector<float> x_cpu = t.x_before, mhat_cpu = mhat_before, v_cpu(kP, 0.0f);
+    for (int mixing = 1; mixing <= kPeriod; ++mixing) {
+      CAPTURE(mixing);
+      const std::vector<int> refresh_now{mixing == kPeriod ? 1 : 0};
+      MixBatch batch = t.batch(kMu);
+      batch.accumulate_rows = v.data();
+      batch.refresh_now = refresh_now.data();
+      batch.refresh_scale = (1 - kMu) / static_cast<float>(kPeriod);
+      each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {
+        mix_tile<4>(batch, models.data(), mhat.data(), kP, 0, e0, stride);
+      });
+      t.host_blocks([&](std::size_t f, std::size_t len, const float* mixed) {
+        quasi_global_accumulate(t.lr[0], x_cpu.data() + f, mixed, v_cpu.data() + f, len);
+      });
+      if (mixing == kPeriod)
+        quasi_global_refresh_every(kMu, kPeriod, mhat_cpu, v_cpu);
+      CHECK(relative_error({models.begin() + kP, models.end()}, x_cpu) < 1e-6);
+      CHECK(relative_error({mhat.begin() + kP, mhat.end()}, mhat_cpu) < 1e-5);
+      if (mixing < kPeriod) {
+        CHECK(std::equal(mhat.begin() + kP, mhat.end(), mhat_before.begin())); // left alone
+        CHECK(relative_error({v.begin() + kP, v.end()}, v_cpu) < 1e-5);
+      } else {
+        CHECK(std::all_of(v.begin() + kP, v.end(), [](float e) { return e == 0.0f; }));
+        CHECK(relative_error(mhat_cpu, mhat_before) > 1e-3); // the refresh is not lost
+      }
+    }
+    CHECK(std::all_of(mhat.begin(), mhat.begin() + kP, [](float e) { return e == -9.0f; }));
+    CHECK(std::all_of(v.begin(), v.begin() + kP, [](float e) { return e == -9.0f; }));
   }
 
   TEST_CASE("Resident math: gradient tracking's step and tracker mixing equal the method's") {
@@ -336,10 +400,10 @@ TEST_SUITE("cuda") {
     Rng rng = Rng::stream(7, "test", Rng::kNoNode);
     const std::vector<float> a = random_vector(rng, kP), d0 = random_vector(rng, kP);
     std::vector<float> b = random_vector(rng, kP);
-    for (const VectorOp op :
-         {VectorOp::copy, VectorOp::average, VectorOp::add_half_difference,
-          VectorOp::subtract_scaled, VectorOp::add, VectorOp::divide, VectorOp::zero,
-          VectorOp::subtract, VectorOp::average_less, VectorOp::average_step_less}) {
+    for (const VectorOp op : {VectorOp::copy, VectorOp::average, VectorOp::add_half_difference,
+                              VectorOp::subtract_scaled, VectorOp::add, VectorOp::divide,
+                              VectorOp::zero, VectorOp::subtract, VectorOp::average_less,
+                              VectorOp::average_step_less, VectorOp::average_step_add}) {
       CAPTURE(static_cast<int>(op));
       std::vector<float> kernel = d0, host = d0;
       each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {

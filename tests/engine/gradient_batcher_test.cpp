@@ -96,11 +96,10 @@ TEST_SUITE("engine") {
     // D-PSGD in either order, QG-DSGDm, DecentLaM, gradient and momentum tracking, D2, CHOCO-SGD,
     // AD-PSGD, SwarmSGD, ASGD, DC-ASGD, GSGM and SSGD keep their models, momenta, messages and
     // server vectors in the backend (synchronous with and without momentum, Nesterov, weight decay,
-    // a time-varying schedule; asynchronous, also with reordering jitter); the others (and QG-DSGDm
-    // with a refresh period) cannot and run as cpu-batched. 1 and
-    // 2 threads. An attached method frees its host copies of what the backend holds (momenta, QG's
-    // buffer, u, the trackers, D2's previous steps, the corrections, CHOCO's estimates, DC's
-    // backups, GSGM's table).
+    // a time-varying schedule; asynchronous, also with reordering jitter); the others cannot
+    // and run as cpu-batched. 1 and 2 threads. An attached method frees its host copies of
+    // what the backend holds (momenta, QG's buffer, u, the trackers, D2's previous steps, the
+    // corrections, CHOCO's estimates, DC's backups, GSGM's table).
     struct Case {
       const char* algorithm;
       std::vector<std::string> sets;
@@ -114,11 +113,16 @@ TEST_SUITE("engine") {
         {"{name: dsgd, lr: 0.1, momentum: 0.9}", {"topology.kind=one_peer_exponential"}, true},
         {"{name: dsgdm, lr: 0.1, mode: async}", {}, true},
         {"{name: dsgd, lr: 0.1, mode: async}", {"system.network.jitter_s=0.01"}, true, false},
-        // QG-DSGDm: the quasi-global buffer refreshed in the mixing, read in the step.
+        // QG-DSGDm: the quasi-global buffer refreshed in the mixing, read in the step; with a
+        // refresh period, the displacement summed in the rule's row between refreshes (also
+        // asynchronous with jitter).
         {"{name: qg-dsgdm, lr: 0.1, weight_decay: 0.001}", {}, true},
         {"{name: qg-dsgdm-n, lr: 0.1, mu: 0.5}", {"topology.kind=one_peer_exponential"}, true},
         {"{name: qg-dsgdm, lr: 0.1, mode: async}", {"system.network.jitter_s=0.01"}, true},
-        {"{name: qg-dsgdm, lr: 0.1, refresh_period: 2}", {}, false},
+        {"{name: qg-dsgdm, lr: 0.1, refresh_period: 2}", {}, true},
+        {"{name: qg-dsgdm-n, lr: 0.1, refresh_period: 3, weight_decay: 0.001, mode: async}",
+         {"system.network.jitter_s=0.01"},
+         true},
         // Combine-then-adapt: u kept in the backend, the node's own model mixed.
         {"{name: dsgd, lr: 0.1, order: combine_then_adapt}", {}, true},
         {"{name: dsgdm-n, lr: 0.1, weight_decay: 0.001, order: combine_then_adapt}", {}, true},
@@ -174,7 +178,7 @@ TEST_SUITE("engine") {
         // SwarmSGD: the public models, y, o, Q(X) and the decodings in the backend, each
         // step of an interaction a queued step, the compressor's through the method's own
         // (stochastic and nearest lattice rounding, float32, fp16; broken deadlocks'
-        // increment form with jitter); the blocking ablation cannot.
+        // increment form with jitter); the blocking ablation, also with jitter.
         {"{name: swarm-sgd, lr: 0.1, momentum: 0.9, compressor: {kind: lattice, bits: 4, "
          "side: 0.02, rounding: stochastic}}",
          {},
@@ -186,7 +190,11 @@ TEST_SUITE("engine") {
         {"{name: swarm-sgd, lr: 0.1, compressor: {kind: none}}",
          {"system.network.jitter_s=0.01"},
          true},
-        {"{name: swarm-sgd, lr: 0.1, blocking: true}", {}, false},
+        {"{name: swarm-sgd, lr: 0.1, blocking: true}", {}, true},
+        {"{name: swarm-sgd, lr: 0.1, blocking: true, local_steps: 1, compressor: {kind: lattice, "
+         "bits: 8, side: 0.002}}",
+         {"system.network.jitter_s=0.01"},
+         true},
         {"{name: swarm-sgd, lr: 0.1, compressor: {kind: fp16}}", {"nodes=9"}, true},
         // Momentum tracking: m, d and two-vector messages in the backend, the all-reduce of
         // the first gradients there; with weight decay on a one-peer exponential schedule,
