@@ -38,10 +38,30 @@ std::uint32_t bits_of(float x) {
   return b;
 }
 
+// warp_radix_choose's steps: each of 32 lanes sums its range of bins from the top, the
+// first lane whose running sum reaches the rank walks its range.
+void warp_choose(RadixDigit digit, const std::uint32_t* counts, RadixSelection& sel) {
+  const std::uint32_t per = (1u << digit.width) / 32;
+  unsigned long long through = 0;
+  for (std::uint32_t lane = 0; lane < 32; ++lane) {
+    const std::uint32_t high = (32 - lane) * per, low = high - per;
+    unsigned long long range = 0;
+    for (std::uint32_t v = low; v < high; ++v)
+      range += counts[v];
+    through += range;
+    if (through >= sel.rank) {
+      sel.rank -= static_cast<std::size_t>(through - range);
+      radix_choose_in(digit, counts, low, high, sel);
+      return;
+    }
+  }
+}
+
 // Which of `keys` choco_whole_kernel keeps (the `keep` largest, ties to the lower index), as
-// its code runs on a block of kThreads threads: choco_select's three counting passes, then
-// the chunks in index order with each warp's ties counted as its ballot would and the warps'
-// in warp order, every thread keeping its own running count.
+// its code runs on a block of kThreads threads: choco_select's three counting passes (the
+// digit chosen as its warp does), then the chunks in index order with each warp's ties
+// counted as its ballot would and the warps' in warp order, every thread keeping its own
+// running count.
 std::vector<bool> kernel_selection(const std::vector<std::uint32_t>& keys, std::size_t keep) {
   constexpr std::size_t kThreads = 512, kWarps = kThreads / 32;
   const std::size_t P = keys.size();
@@ -53,7 +73,7 @@ std::vector<bool> kernel_selection(const std::vector<std::uint32_t>& keys, std::
     for (const std::uint32_t key : keys)
       if (radix_candidate(sel, key))
         ++counts[radix_bin(digit, key)];
-    radix_choose(digit, counts.data(), sel);
+    warp_choose(digit, counts.data(), sel);
   }
   const bool every_tie = sel.rank == sel.at_digit;
   std::vector<bool> kept(P, false);

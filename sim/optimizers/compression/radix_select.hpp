@@ -42,18 +42,26 @@ DTSIM_HD inline std::uint32_t radix_bin(RadixDigit d, std::uint32_t key) {
   return (key >> d.shift) & ((1u << d.width) - 1);
 }
 // After the candidates' digits were counted into counts (2^width bins): fixes the wanted
-// key's digit, walking from the largest.
-DTSIM_HD inline void radix_choose(RadixDigit d, const std::uint32_t* counts, RadixSelection& s) {
+// key's digit, walking the bins [low, high) from the largest, s.rank counted from `high`
+// (a device's warp has each lane sum a range and the lane whose range holds the rank walk
+// it). False where the range holds fewer than s.rank candidates (s.rank less them then).
+DTSIM_HD inline bool radix_choose_in(RadixDigit d, const std::uint32_t* counts, std::uint32_t low,
+                                     std::uint32_t high, RadixSelection& s) {
   const std::uint32_t digits = (1u << d.width) - 1;
-  for (std::uint32_t v = digits + 1; v-- > 0;) {
+  for (std::uint32_t v = high; v-- > low;) {
     if (s.rank <= counts[v]) {
       s.prefix |= v << d.shift;
       s.mask |= digits << d.shift;
       s.at_digit = counts[v];
-      return;
+      return true;
     }
     s.rank -= counts[v];
   }
+  return false;
+}
+// The same over every bin.
+DTSIM_HD inline void radix_choose(RadixDigit d, const std::uint32_t* counts, RadixSelection& s) {
+  radix_choose_in(d, counts, 0, 1u << d.width, s);
 }
 
 // A magnitude as its IEEE bit pattern, which orders non-negative floats like their values;
