@@ -142,9 +142,8 @@ public:
     return true;
   }
   // Whether the batch runner may fuse a first layer's gradient into the local steps: not
-  // with a rule of its own rows (gradient tracking, D², CHOCO-SGD), whose step reads the
-  // whole gradient.
-  bool can_fuse() const { return rule_.rule_rows() == 0; }
+  // with a rule whose step reads rows of its own (LocalUpdateRule::step_reads_rows).
+  bool can_fuse() const { return !rule_.step_reads_rows(); }
   void mix_into_model(int node, std::uint32_t self_id, float self_w,
                       std::span<const std::uint32_t> in_ids, std::span<const float> in_w,
                       float lr) override {
@@ -479,8 +478,8 @@ public:
       count += steps_[static_cast<std::size_t>(job.node)].queued ? 1 : 0;
     if (fused && count != jobs.size()) // before any step's flag is cleared
       throw std::logic_error("resident local steps: a fused step needs every job's step");
-    if (fused && rule_.rule_rows() > 0)
-      throw std::logic_error("resident local steps: a rule with rows of its own is never fused");
+    if (fused && rule_.step_reads_rows())
+      throw std::logic_error("resident local steps: a step reading rows of its own is never fused");
     if (count == 0)
       return;
     // The last steps' plans may still be on their way up: the batch runner no longer waits
@@ -526,7 +525,7 @@ public:
       choco_->run(batch, choco_rows(), step_node_.device.data, count, grads, models, momenta);
       return;
     }
-    if (rule_.flags_first_step()) { // never fused (above)
+    if (rule_.flags_first_step()) { // never fused: its step reads its rows (above)
       const RuleRows rows{rule_rows_[0].data, rule_rows_[1].data, step_first_.device.data};
       if (rule_.d2)
         each_tile<kTile>(stream_, static_cast<int>(count), P,

@@ -48,7 +48,8 @@ DTSIM_HD inline void choco_consensus_element(const ChocoRows& c, float mixed, fl
 // x_new = self_w[b] * self[b] + sum over c in [first[b], first[b + 1]) of in_w[c] * in[c],
 // summed in c order (the order of the node's in-neighbours). With `refresh_lr` (a
 // quasi-global rule), first the node's buffer (rows of `mhat`) takes
-// mu mhat + (1 - mu) (x - x_new) / refresh_lr[b], x the model before. With `subtract_lr`
+// mu mhat + (1 - mu) (x - x_new) / refresh_lr[b], x the model before (with a refresh period,
+// accumulate_rows below; DecentLaM's momentum likewise, `decentlam`). With `subtract_lr`
 // (combine-then-adapt, self[b] being the model itself), x_new - subtract_lr[b] * u is
 // written instead, u the node's row of `u_rows` (its kept direction).
 struct MixBatch {

@@ -205,6 +205,10 @@ public:
              : momentum_tracking || (quasi_global && refresh_period > 1) ? 1
                                                                          : 0;
     }
+    // Whether the local step reads or writes the rule's rows (all but the quasi-global v,
+    // which only the mixing touches): such a step takes the whole gradient, never a fused
+    // first layer's.
+    bool step_reads_rows() const { return gradient_tracking || d2 || momentum_tracking || choco; }
     // Whether the local step needs a first-step flag (gradient tracking, D², momentum
     // tracking).
     bool flags_first_step() const { return gradient_tracking || d2 || momentum_tracking; }

@@ -220,7 +220,9 @@ void CpuResidentGradients::pull_models(std::span<float> models) {
 
 // GossipProtocol::mix's blocks, so that every element takes the same instructions; with a
 // quasi-global rule, QgDsgdm::combine's: each block mixed aside, then the buffer refreshed
-// (DecentLam::combine's likewise, its momentum applied).
+// (with a refresh period: the displacement summed in the rule's row, and the buffer
+// refreshed from it after the last block where the hook asked; DecentLam::combine's
+// likewise, its momentum applied).
 void CpuResidentGradients::run_mix(int node) {
   Mix& m = mixes_[static_cast<std::size_t>(node)];
   m.queued = false;

@@ -10,8 +10,8 @@ namespace dtsim {
 // docs/algorithms.md, section 2 (Zheng et al., arXiv:1609.08326): u = compensated g (+ wd*w),
 // optional server momentum, w -= lr*u, then w_bak[k] = w and reply. Keys: ParameterServer's,
 // DelayCompensation's (variant, lambda, ms_decay, eps) and momentum ([0,1), default 0).
-// Resident (ResidentVectors) in the constant variant: the worker's model row there is its
-// w_bak, so no backup is kept.
+// Resident (ResidentVectors) in either variant: the worker's model row there is its w_bak,
+// so no backup is kept (the adaptive variant's mean square is a server vector there).
 class DcAsgd final : public ParameterServer {
 public:
   DcAsgd(const Params& p, const AlgorithmSetup& setup);

@@ -35,7 +35,8 @@ void DelayCompensation::compensate(int worker, std::span<float> g, const Vec& w)
     return;
   }
   const std::span<float> ms(ms_.data(), static_cast<std::size_t>(ms_.size()));
-  const std::span<float> difference(difference_.data(), static_cast<std::size_t>(ms_.size()));
+  const std::span<float> difference(difference_.data(),
+                                    static_cast<std::size_t>(difference_.size()));
   apply_vector_op(Op::mean_square, ms, g, {}, ms_decay_, 1 - ms_decay_);
   apply_vector_op(Op::subtract, difference, span(w), span(bak), 0.0f);
   apply_vector_op(Op::delay_compensate_adaptive, g, ms, difference, lambda_, eps_);

@@ -37,8 +37,8 @@ private:
   void on_start(Context& ctx) override;
   void apply(Context& ctx, int worker, std::span<const float> g, std::int64_t tau) override;
   bool eligible(int worker) const override;
-  // Resident (ResidentVectors) with the constant compensation or none: the table, the sum,
-  // the momentum and the mean then live in the backend.
+  // Resident (ResidentVectors) with either compensation or none: the table, the sum, the
+  // momentum, the mean and the adaptive compensation's mean square then live in the backend.
   bool has_resident_step() const override { return true; }
   void release_host_state() override;
   void step_host(int worker, std::span<const float> g, bool was_member);
