@@ -196,7 +196,7 @@ TEST_SUITE("cuda") {
       std::vector<float> u(kP);
       fill_uniforms(draws, u);
       WholeCompression w{Kind::qsgd};
-      w.qsgd = qsgd_bucket(as_vec(std::span<const float>(d)).norm(), kP, 4, true);
+      w.qsgd = qsgd_bucket(Qsgd::bucket_norm(d), kP, 4, true);
       for (std::size_t e = 0; e < kP; ++e)
         dev[e] = whole_compression_element(w, d[e], false, u[e]);
       CHECK(dev == host);

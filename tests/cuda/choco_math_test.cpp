@@ -86,7 +86,7 @@ TEST_SUITE("cuda") {
         double error_sq = 0, norm_sq = 0;
         for (std::size_t first = 0; first < kP; first += kBucket) {
           const std::size_t len = std::min(kBucket, kP - first);
-          const float norm = as_vec(std::span<const float>(d).subspan(first, len)).norm();
+          const float norm = Qsgd::bucket_norm(std::span<const float>(d).subspan(first, len));
           const QsgdBucket q = qsgd_bucket(norm, len, bits, contractive);
           float errors = 0;
           for (std::size_t e = first; e < first + len; ++e) {

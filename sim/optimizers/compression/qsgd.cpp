@@ -31,6 +31,10 @@ std::int64_t Qsgd::encoded_bytes(std::size_t dim) const {
   return 4 * buckets + (bits + 7) / 8;
 }
 
+float Qsgd::bucket_norm(std::span<const float> bucket) {
+  return as_vec(bucket).norm();
+}
+
 EncodeStats Qsgd::encode(std::span<const float> x, std::span<float> wire, Rng& rng) {
   EncodeStats st;
   if (uniforms_.size() != x.size())
@@ -42,7 +46,7 @@ EncodeStats Qsgd::encode(std::span<const float> x, std::span<float> wire, Rng& r
     const std::size_t len = std::min(b, x.size() - first);
     const auto v = as_vec(x.subspan(first, len));
     auto out = as_vec(wire.subspan(first, len));
-    const float norm = v.norm();
+    const float norm = bucket_norm(x.subspan(first, len));
     st.norm_sq += static_cast<double>(norm) * static_cast<double>(norm);
     if (!(norm > 0) || !std::isfinite(norm)) {
       // A zero bucket is sent as its norm alone; a non-finite one passes through, so that a

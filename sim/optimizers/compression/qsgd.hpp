@@ -24,6 +24,9 @@ public:
   std::int64_t encoded_bytes(std::size_t dim) const override;
   EncodeStats encode(std::span<const float> x, std::span<float> wire, Rng& rng) override;
   int bits() const { return bits_; }
+  // A bucket's norm as encode() computes it (a device's QSGD is checked against its levels
+  // given this norm: compiled here, it has encode()'s bits whatever the caller's flags).
+  static float bucket_norm(std::span<const float> bucket);
   std::size_t bucket() const { return bucket_; } // 0: the whole vector
   bool contractive() const { return contractive_; }
 
