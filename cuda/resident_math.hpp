@@ -261,6 +261,19 @@ DTSIM_HD inline void local_step_element(const StepBatch& s, float lr, float g, f
   *out = x - lr * u;
 }
 
+// A tile's elements of a row (e0 + j * stride for j < J; 0 past P, or everywhere where
+// `use` is false), loaded together: the rule tiles load every row before their first store
+// (local_step_tile says why).
+template <int J>
+DTSIM_HD inline void load_tile(const float* row, bool use, std::size_t P, std::size_t e0,
+                               std::size_t stride, float (&out)[J]) {
+  DTSIM_UNROLL
+  for (int j = 0; j < J; ++j) {
+    const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
+    out[j] = use && e < P ? row[e] : 0.0f;
+  }
+}
+
 // Step entry b's rows of P floats (its node's gradient, model and momentum, null without
 // momentum), its message (null: kNoMessage) and its rate.
 struct StepRows {
@@ -331,16 +344,11 @@ DTSIM_HD inline void tracking_step_tile(const StepBatch& s, const RuleRows& t, f
   direction.weight_decay = 0;
   direction.combine_then_adapt = true;
   float g[J], x[J], y_old[J], gp[J], m_old[J];
-  DTSIM_UNROLL
-  for (int j = 0; j < J; ++j) { // every load before the first store (local_step_tile's why)
-    const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
-    const bool in_row = e < P;
-    g[j] = in_row ? r.g[e] : 0.0f;
-    x[j] = in_row ? r.x[e] : 0.0f;
-    y_old[j] = in_row && !first ? y[e] : 0.0f;
-    gp[j] = in_row && !first ? g_prev[e] : 0.0f;
-    m_old[j] = in_row && r.m ? r.m[e] : 0.0f;
-  }
+  load_tile(r.g, true, P, e0, stride, g);
+  load_tile(r.x, true, P, e0, stride, x);
+  load_tile(y, !first, P, e0, stride, y_old);
+  load_tile(g_prev, !first, P, e0, stride, gp);
+  load_tile(r.m, r.m != nullptr, P, e0, stride, m_old);
   DTSIM_UNROLL
   for (int j = 0; j < J; ++j) {
     const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
@@ -371,15 +379,10 @@ DTSIM_HD inline void momentum_tracking_step_tile(const StepBatch& s, const RuleR
   float* m = momenta + row; // always kept (keeps_momentum)
   const bool first = t.first[b] != 0;
   float g[J], x[J], d_old[J], m_old[J];
-  DTSIM_UNROLL
-  for (int j = 0; j < J; ++j) { // every load before the first store (local_step_tile's why)
-    const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
-    const bool in_row = e < P;
-    g[j] = in_row ? r.g[e] : 0.0f;
-    x[j] = in_row ? r.x[e] : 0.0f;
-    d_old[j] = in_row && !first ? d[e] : 0.0f;
-    m_old[j] = in_row && !first ? m[e] : 0.0f;
-  }
+  load_tile(r.g, true, P, e0, stride, g);
+  load_tile(r.x, true, P, e0, stride, x);
+  load_tile(d, !first, P, e0, stride, d_old);
+  load_tile(m, !first, P, e0, stride, m_old);
   DTSIM_UNROLL
   for (int j = 0; j < J; ++j) {
     const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
@@ -428,15 +431,10 @@ DTSIM_HD inline void d2_step_tile(const StepBatch& s, const RuleRows& t, const f
   const float lr = s.lr[b];
   const bool first = t.first[b] != 0;
   float gv[J], xv[J], xp[J], gp[J];
-  DTSIM_UNROLL
-  for (int j = 0; j < J; ++j) { // every load before the first store (local_step_tile's why)
-    const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
-    const bool in_row = e < P;
-    gv[j] = in_row ? g[e] : 0.0f;
-    xv[j] = in_row ? x[e] : 0.0f;
-    xp[j] = in_row && !first ? x_prev[e] : 0.0f;
-    gp[j] = in_row && !first ? lr_g_prev[e] : 0.0f;
-  }
+  load_tile(g, true, P, e0, stride, gv);
+  load_tile(x, true, P, e0, stride, xv);
+  load_tile(x_prev, !first, P, e0, stride, xp);
+  load_tile(lr_g_prev, !first, P, e0, stride, gp);
   DTSIM_UNROLL
   for (int j = 0; j < J; ++j) {
     const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;

@@ -108,8 +108,7 @@ bool ChocoSgd::attach_resident(ResidentVectors& vectors) {
   device_seeds_.assign(nodes_.size(), 0); // drawn in prepare()
   rule.compression = device_compression();
   rule.compression.seeds = device_seeds_.data();
-  vectors.set_local_update(rule);
-  set_resident(vectors);
+  set_resident(vectors, rule);
   update_.release_state();
   for (NodeState& s : nodes_) {
     Vec().swap(s.x_half);

@@ -57,10 +57,7 @@ bool D2::attach_resident(ResidentVectors& vectors) {
   ResidentVectors::LocalUpdateRule rule;
   rule.weight_decay = weight_decay_;
   rule.d2 = true;
-  vectors.set_local_update(rule);
-  set_resident(vectors);
-  std::vector<Vec>().swap(x_prev_);
-  std::vector<Vec>().swap(g_prev_);
+  set_resident(vectors, rule, {&x_prev_, &g_prev_});
   return true;
 }
 

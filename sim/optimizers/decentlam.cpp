@@ -54,10 +54,7 @@ bool DecentLam::attach_resident(ResidentVectors& vectors) {
   rule.weight_decay = weight_decay_;
   rule.decentlam = true;
   rule.mu = beta_;
-  vectors.set_local_update(rule);
-  set_resident(vectors);
-  std::vector<Vec>().swap(m_);
-  std::vector<Vec>().swap(scratch_);
+  set_resident(vectors, rule, {&m_, &scratch_});
   return true;
 }
 

@@ -59,11 +59,9 @@ std::size_t Dsgd::state_bytes() const {
 bool Dsgd::attach_resident(ResidentVectors& vectors) {
   ResidentVectors::LocalUpdateRule rule = update_.rule();
   rule.combine_then_adapt = !adapt_then_combine_;
-  vectors.set_local_update(rule);
-  set_resident(vectors);
-  // The backend holds the momenta and u: the host copies would only take memory.
+  // The backend holds the momenta and u.
+  set_resident(vectors, rule, {&pending_u_});
   update_.release_state();
-  std::vector<Vec>().swap(pending_u_);
   return true;
 }
 

@@ -146,6 +146,15 @@ void GossipProtocol::rebuild_model(int node, std::span<float> x) const {
   weighted_mix(kept, 0, kept.self.view().data(), x.data());
 }
 
+void GossipProtocol::set_resident(ResidentVectors& vectors,
+                                  const ResidentVectors::LocalUpdateRule& rule,
+                                  std::initializer_list<std::vector<Vec>*> held) {
+  vectors.set_local_update(rule);
+  resident_ = &vectors;
+  for (std::vector<Vec>* v : held)
+    std::vector<Vec>().swap(*v);
+}
+
 void GossipProtocol::queue_mix(int node, bool self_is_model) {
   Node& s = nodes_[index(node)];
   DTSIM_ASSERT(resident_ && (self_is_model || s.mix.self),

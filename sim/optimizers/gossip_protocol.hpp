@@ -8,6 +8,7 @@
 #include "sim/optimizers/lr_schedule.hpp"
 #include "topologies/mixing_schedule.hpp"
 
+#include <initializer_list>
 #include <memory>
 #include <vector>
 
@@ -108,8 +109,11 @@ protected:
   // neighbour. Per element the operations and their order are those of one whole-vector pass.
   void mix(int node, int k, std::span<const float> self, std::span<float> dst) const;
   // --- a resident backend (ResidentVectors) instead of host vectors ---
-  // From attach_resident: the hooks then queue their math there instead of doing it.
-  void set_resident(ResidentVectors& vectors) { resident_ = &vectors; }
+  // From attach_resident: the backend takes the local update `rule`, the hooks then queue
+  // their math there instead of doing it, and `held` (the host's per-node vectors the
+  // backend now keeps) are freed: they would only take memory.
+  void set_resident(ResidentVectors& vectors, const ResidentVectors::LocalUpdateRule& rule,
+                    std::initializer_list<std::vector<Vec>*> held = {});
   ResidentVectors* resident() const { return resident_; }
   // mix(node, 0, sent(node, 0), x), or with self_is_model mix(node, 0, x, x), as the
   // resident backend's mix_into_model.

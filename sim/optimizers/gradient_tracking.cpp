@@ -53,12 +53,8 @@ bool GradientTracking::attach_resident(ResidentVectors& vectors) {
   rule.weight_decay = weight_decay_;
   rule.combine_then_adapt = true;
   rule.gradient_tracking = true;
-  vectors.set_local_update(rule);
-  set_resident(vectors);
+  set_resident(vectors, rule, {&y_, &g_prev_, &u_});
   update_.release_state();
-  std::vector<Vec>().swap(y_);
-  std::vector<Vec>().swap(g_prev_);
-  std::vector<Vec>().swap(u_);
   return true;
 }
 

@@ -46,10 +46,7 @@ bool MomentumTracking::attach_resident(ResidentVectors& vectors) {
   rule.momentum = beta_;
   rule.weight_decay = weight_decay_;
   rule.momentum_tracking = true;
-  vectors.set_local_update(rule);
-  set_resident(vectors);
-  std::vector<Vec>().swap(m_);
-  std::vector<Vec>().swap(d_);
+  set_resident(vectors, rule, {&m_, &d_});
   return true;
 }
 

@@ -53,13 +53,8 @@ bool QgDsgdm::refreshes_now(int node) const {
 bool QgDsgdm::attach_resident(ResidentVectors& vectors) {
   if (!can_attach_resident())
     return false;
-  vectors.set_local_update(rule());
-  set_resident(vectors);
-  // The backend holds the buffers (with a refresh period, v as the rule's row): the host's
-  // would only take memory.
-  std::vector<Vec>().swap(mhat_);
-  std::vector<Vec>().swap(v_);
-  std::vector<Vec>().swap(scratch_);
+  // The backend holds the buffers (with a refresh period, v as the rule's row).
+  set_resident(vectors, rule(), {&mhat_, &v_, &scratch_});
   return true;
 }
 
