@@ -65,11 +65,16 @@ def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("log")
     p.add_argument("--cpu", help="SHORT_STEPS:RATE,LONG_STEPS:RATE of the 2-core CPU")
+    p.add_argument("--pair", help="BASELINE,NEW: the two labels to compare (default: the first"
+                   " two in the log; PARTS=mixed's are mixed0,mixed1)")
     a = p.parse_args()
     ab, goal = parse(a.log)
+    if a.pair:
+        wanted = a.pair.split(",")
+        ab = [row for row in ab if row[0] in wanted]
     if not ab:
-        sys.exit(f"error: {a.log}: no 'goal row, commit: ..., run N' steps (PARTS=ab)")
-    baseline = ab[0][0]  # run 1 starts with the baseline
+        sys.exit(f"error: {a.log}: no 'goal row, commit: ..., run N' steps (PARTS=ab or mixed)")
+    baseline = a.pair.split(",")[0] if a.pair else ab[0][0]  # run 1 starts with the baseline
     new = next((c for c, *_ in ab if c != baseline), None)
     if new is None:
         sys.exit(f"error: {a.log}: only one binary in the A/B steps")

@@ -6,10 +6,20 @@
 #include "cuda/device_gradients.hpp"
 #include "cuda/resnet_batch_shape.hpp"
 
+#include <cstdlib>
 #include <stdexcept>
+#include <string_view>
 
 namespace dtsim::cuda {
 namespace {
+
+// The first layer's mixing fused into its forward product (FirstLayerFusion::mixing) is
+// off until a GPU has measured it; DTSIM_CUDA_MIXED_FORWARD=1 turns it on for such a
+// measurement (the trace's gradient_backend then says so).
+bool mixed_forward_requested() {
+  const char* v = std::getenv("DTSIM_CUDA_MIXED_FORWARD");
+  return v != nullptr && std::string_view(v) == "1";
+}
 
 class CudaGradients final : public BatchedGradients {
 public:
@@ -17,8 +27,10 @@ public:
       : model_description_(std::move(model_description)), device_(std::move(device)) {}
 
   std::string describe() const override {
+    const std::string notes = device_->kernel_notes();
     return std::string(device_->resident() ? "cuda-resident" : "cuda") + " on " +
-           device_->device_name() + " (" + model_description_ + "; cuBLAS strided-batched FP32)";
+           device_->device_name() + " (" + model_description_ + "; cuBLAS strided-batched FP32" +
+           (notes.empty() ? "" : "; " + notes) + ")";
   }
   void compute(std::span<GradientJob> jobs) override { device_->compute(jobs); }
   TransferStats transfers() const override { return device_->transfers(); }
@@ -52,7 +64,8 @@ std::unique_ptr<BatchedGradients> make_gradients(const Model& model, const Datas
                                         static_cast<std::size_t>(train.features.size())};
   std::unique_ptr<DeviceGradients> device;
   if (const auto* mlp = dynamic_cast<const Mlp*>(&model))
-    device = make_device_mlp(mlp_widths(*mlp), features, train.labels, batch_size, 65535, resident);
+    device = make_device_mlp(mlp_widths(*mlp), features, train.labels, batch_size, 65535, resident,
+                             {.steps = true, .mixing = mixed_forward_requested()});
   else if (const auto* cnn = dynamic_cast<const Cnn*>(&model))
     device =
         make_device_cnn(cnn_batch_shape(*cnn), features, train.labels, batch_size, 65535, resident);

@@ -25,13 +25,12 @@ namespace {
 // node for minibatches of up to n examples) and run(blas, stream, common, scratch, count, n).
 template <class Network> class DeviceBatchRunner final : public DeviceGradients {
 public:
-  // fuse_first_layer_steps: a network with a first_layer() (the MLP) leaves a resident
-  // batch's first-layer weight gradient to the local steps, fused (finish()); false for the
-  // tests that compare the two.
+  // fusion: what a network with a first_layer() (the MLP) fuses with a resident batch's
+  // first layer: its weight gradient into the local steps (finish()), a plain mixing into its
+  // forward product (compute()).
   DeviceBatchRunner(Network network, std::span<const float> train_features,
                     std::span<const std::int32_t> train_labels, int batch_size,
-                    int max_nodes_per_batch, ResidentSize resident,
-                    bool fuse_first_layer_steps = true)
+                    int max_nodes_per_batch, ResidentSize resident, FirstLayerFusion fusion = {})
       : net_(std::move(network)), batch_size_(batch_size), blas_(stream_.stream) {
     if (batch_size < 1 || max_nodes_per_batch < 1 || train_labels.empty() ||
         train_features.size() % train_labels.size() != 0)
@@ -76,7 +75,8 @@ public:
       store_ = std::make_unique<DeviceResidentStore>(resident.nodes, net_.num_params(),
                                                      stream_.stream, bus_);
       if constexpr (kCanFuse) {
-        fuse_ = fuse_first_layer_steps;
+        fuse_ = fusion.steps;
+        mix_forward_ = fusion.mixing && batch_size <= kMixedExamples;
         store_->on_gradient_read([this] { settle_deferred(); });
       }
       usable -= static_cast<std::size_t>(resident.nodes) *
@@ -104,8 +104,11 @@ public:
     const bool resident = resident_jobs(jobs);
     if (resident)
       guarded([&] {
-        settle_deferred(); // a batch without finish(): its pass's buffers are reused now
-        store_->run_mixes(jobs);
+        settle_deferred();     // a batch without finish(): its pass's buffers are reused now
+        std::size_t offer = 0; // the first layer's weights, for the forward pass to mix
+        if constexpr (kCanFuse)
+          offer = mix_forward_ ? net_.first_layer_weights() : 0;
+        store_->run_mixes(jobs, offer);
       });
     for_each_job_chunk(
         jobs, batch_size_, group_,
@@ -115,6 +118,12 @@ public:
         },
         [this, jobs](const std::size_t* ids, int count, int n) { run(jobs, ids, count, n); },
         resident);
+    if (resident) // a mixing the chunks did not take (none ran): before anything reads a model
+      guarded([&] { store_->settle_first_layer_mix(); });
+  }
+
+  std::string kernel_notes() const override {
+    return mix_forward_ ? "first layer mixed in its forward pass" : "";
   }
 
   TransferStats transfers() const override { return bus_; }
@@ -362,10 +371,22 @@ private:
     const BatchCommon common{train_.data, labels_.data,      rows.params, rows.grads,
                              idx_.data,   column_loss_.data, loss_.data};
     // The whole batch in one chunk, on the nodes' own rows: its first-layer weight gradient
-    // can wait for the local steps (finish), whose plans the hooks make after this pass.
+    // can wait for the local steps (finish), whose plans the hooks make after this pass, and
+    // the first layer's mixing that run_mixes left can join the forward product.
     if constexpr (kCanFuse) {
-      const bool defer = fuse_ && store_->can_fuse() && rows.in_place && nodes == jobs.size();
-      net_.run(blas_.blas, s, common, scratch_pointers_.data(), count, n, defer);
+      const bool whole = rows.in_place && nodes == jobs.size();
+      const bool defer = fuse_ && store_->can_fuse() && whole;
+      bool forward_done = false;
+      if (store_->first_layer_left()) {
+        if (whole && n <= kMixedExamples) {
+          store_->run_mixed_forward(net_.mixed_forward(
+              train_.data, idx_.data, scratch_pointers_.data(), n, jobs[job_ids[0]].node));
+          forward_done = true;
+        } else {
+          store_->settle_first_layer_mix();
+        }
+      }
+      net_.run(blas_.blas, s, common, scratch_pointers_.data(), count, n, defer, forward_done);
       if (defer)
         deferred_ = Deferred{common, count,
                              net_.first_layer(scratch_pointers_.data(), n, jobs[job_ids[0]].node)};
@@ -530,6 +551,7 @@ private:
   bool losses_in_flight_ = false; // run_resident left a whole batch's losses for collect()
   std::unique_ptr<DeviceResidentStore> store_; // backend cuda-resident only; after stream_
   bool fuse_ = false;                          // kCanFuse, resident, and not turned off
+  bool mix_forward_ = false; // kCanFuse, resident, turned on, minibatches of up to 32
   struct Deferred {
     BatchCommon common;
     int count = 0;

@@ -38,6 +38,9 @@ public:
   virtual void finish(std::span<GradientJob> /*jobs*/) {}
   // BatchedGradients::collect: a resident batch's losses, left in flight by compute().
   virtual void collect(std::span<GradientJob> /*jobs*/) {}
+  // Kernels turned on that change results in their last bits (for the trace's description),
+  // e.g. "first layer mixed in its forward pass"; empty where none.
+  virtual std::string kernel_notes() const { return {}; }
   // BatchedGradients::evaluate_resident_models (the MLP/softmax, LeNet/CNN and ResNet
   // networks).
   virtual bool evaluate_resident(std::span<const float> /*features*/,
@@ -53,16 +56,25 @@ public:
 // on the device (or than max_nodes_per_batch, which tests lower) runs in chunks. Throw
 // std::runtime_error naming the CUDA call that failed.
 //
+// What a resident MLP's synchronous batch (one chunk of every job, on the nodes' own rows)
+// fuses with its first layer; the tests compare each with the unfused kernels.
+struct FirstLayerFusion {
+  // The weight gradient into the local steps (fused_first_layer.hpp).
+  bool steps = true;
+  // A plain gossip mixing into the forward product, for minibatches of up to 32
+  // (mixed_first_layer.hpp). Off by default until a GPU has measured it: the backend turns
+  // it on where the environment has DTSIM_CUDA_MIXED_FORWARD=1.
+  bool mixing = false;
+};
+
 // The models::Mlp network (ReLU hidden layers, softmax cross-entropy head, its flat
-// parameter layout); widths: inputs, hidden widths..., classes. With resident nodes, a
-// synchronous batch's first-layer weight gradient is fused into the local steps
-// (fused_first_layer.hpp) unless fuse_first_layer_steps is false (tests compare the two).
+// parameter layout); widths: inputs, hidden widths..., classes.
 std::unique_ptr<DeviceGradients> make_device_mlp(std::vector<int> widths,
                                                  std::span<const float> train_features,
                                                  std::span<const std::int32_t> train_labels,
                                                  int batch_size, int max_nodes_per_batch = 65535,
                                                  ResidentSize resident = {},
-                                                 bool fuse_first_layer_steps = true);
+                                                 FirstLayerFusion fusion = {});
 // The models::Cnn network, LeNet among them (cnn_batch_shape.hpp gives its shape).
 std::unique_ptr<DeviceGradients> make_device_cnn(CnnBatchShape shape,
                                                  std::span<const float> train_features,

@@ -23,9 +23,11 @@ struct MlpNetwork {
     return floats;
   }
   void run(cublasHandle_t blas, cudaStream_t stream, const BatchCommon& c, float* const* scratch,
-           int count, int n, bool defer_first_weights = false) const {
+           int count, int n, bool defer_first_weights = false,
+           bool first_forward_done = false) const {
     DeviceMlpOps ops{blas, stream};
-    run_mlp_batch(ops, shape, buffers(c, scratch), count, n, defer_first_weights);
+    run_mlp_batch(ops, shape, buffers(c, scratch), count, n, defer_first_weights,
+                  first_forward_done);
   }
   // A pass run with defer_first_weights: its first layer's weight gradient after all
   // (DeviceBatchRunner, where the local steps cannot take it fused), or where the fused
@@ -38,6 +40,18 @@ struct MlpNetwork {
   FirstLayerPlan first_layer(float* const* scratch, int n, int first_node) const {
     const BatchLayer& L = shape.layers.front();
     return {scratch[1], scratch[0], L.out, L.in, n, first_node};
+  }
+  // The first layer's W (at the start of a row), and its mixed forward product's plan: the
+  // pre-activations into the first layer's activations (scratch[3]), where run() with
+  // first_forward_done adds the bias.
+  std::size_t first_layer_weights() const {
+    const BatchLayer& L = shape.layers.front();
+    return static_cast<std::size_t>(L.out) * static_cast<std::size_t>(L.in);
+  }
+  MixedForwardPlan mixed_forward(const float* train, const std::uint32_t* idx,
+                                 float* const* scratch, int n, int first_node) const {
+    const BatchLayer& L = shape.layers.front();
+    return {train, idx, scratch[3], L.out, L.in, n, first_node};
   }
   static MlpBatchBuffers buffers(const BatchCommon& c, float* const* scratch) {
     MlpBatchBuffers buf;
@@ -66,18 +80,19 @@ struct MlpNetwork {
 
 } // namespace
 
-std::unique_ptr<DeviceGradients>
-make_device_mlp(std::vector<int> widths, std::span<const float> train_features,
-                std::span<const std::int32_t> train_labels, int batch_size, int max_nodes_per_batch,
-                ResidentSize resident, bool fuse_first_layer_steps) {
+std::unique_ptr<DeviceGradients> make_device_mlp(std::vector<int> widths,
+                                                 std::span<const float> train_features,
+                                                 std::span<const std::int32_t> train_labels,
+                                                 int batch_size, int max_nodes_per_batch,
+                                                 ResidentSize resident, FirstLayerFusion fusion) {
   if (widths.size() < 2 ||
       train_features.size() != static_cast<std::size_t>(widths.front()) * train_labels.size())
     throw std::invalid_argument("device MLP: widths do not match the training set");
   if (const std::string why = device_unavailable_reason(); !why.empty())
     throw std::runtime_error(why);
-  return std::make_unique<DeviceBatchRunner<MlpNetwork>>(
-      MlpNetwork{mlp_batch_shape(widths)}, train_features, train_labels, batch_size,
-      max_nodes_per_batch, resident, fuse_first_layer_steps);
+  return std::make_unique<DeviceBatchRunner<MlpNetwork>>(MlpNetwork{mlp_batch_shape(widths)},
+                                                         train_features, train_labels, batch_size,
+                                                         max_nodes_per_batch, resident, fusion);
 }
 
 std::string device_unavailable_reason() {

@@ -12,6 +12,7 @@
 #include "cuda/device_codec.cuh"
 #include "cuda/device_memory.cuh"
 #include "cuda/fused_first_layer.hpp"
+#include "cuda/mixed_first_layer.hpp"
 #include "cuda/resident_math.hpp"
 #include "cuda/staged_plan.cuh"
 #include "sim/engine/batched_gradients.hpp"
@@ -21,6 +22,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dtsim::cuda {
@@ -87,6 +89,26 @@ __global__ void fused_first_layer_kernel(StepBatch s, FirstLayerPlan f, float* g
     __syncthreads();
   }
   fused_step(s, f, grads, models, momenta, P, b, o0, i0, t, acc);
+}
+
+// The first layer's mixing fused with its forward product (mixed_first_layer.hpp): block x a
+// slab of mixing entry first_entry + y's outputs.
+__global__ void __launch_bounds__(kMixedThreads)
+    mixed_forward_kernel(MixBatch m, MixedForwardPlan f, float* models, std::size_t P,
+                         int first_entry) {
+  __shared__ __align__(16) float s_w[kMixedWeightFloats];
+  __shared__ float s_x[kMixedExampleFloats];
+  const int b = first_entry + static_cast<int>(blockIdx.y);
+  const int t = static_cast<int>(threadIdx.x);
+  const int o0 = static_cast<int>(blockIdx.x) * kMixedOut;
+  MixedAccumulators acc{};
+  for (int i0 = 0; i0 < f.in; i0 += kMixedIn) {
+    mixed_load(m, f, models, P, b, o0, i0, t, s_w, s_x);
+    __syncthreads();
+    mixed_accumulate(t, s_w, s_x, f.in - i0 < kMixedIn ? f.in - i0 : kMixedIn, acc);
+    __syncthreads();
+  }
+  mixed_store(m, f, b, o0, t, acc);
 }
 
 class DeviceResidentStore final : public ResidentVectors {
@@ -264,8 +286,14 @@ public:
   }
 
   // --- for the batch runner, on its stream ---
-  // The mixings queued for the jobs' nodes, before their gradients.
-  void run_mixes(std::span<const GradientJob> jobs) {
+  // The mixings queued for the jobs' nodes, before their gradients. With first_layer > 0
+  // (the batch runner's offer: an MLP whose first layer's W is that many floats at the start
+  // of a row) and a plain mixing queued for every job, the first layer's elements are left
+  // to the forward pass (run_mixed_forward, else settle_first_layer_mix); returns whether
+  // they were.
+  bool run_mixes(std::span<const GradientJob> jobs, std::size_t first_layer = 0) {
+    if (pending_first_layer_.count > 0)
+      throw std::logic_error("resident mixing: the last batch's first layer was never mixed");
     std::size_t count = 0, inputs = 0;
     for (const GradientJob& job : jobs)
       if (const Mix& m = mixes_[static_cast<std::size_t>(job.node)]; m.queued) {
@@ -273,7 +301,7 @@ public:
         inputs += m.ids.size();
       }
     if (count == 0)
-      return;
+      return false;
     mix_node_.reserve(count);
     mix_self_.reserve(count);
     mix_self_w_.reserve(count);
@@ -342,11 +370,19 @@ public:
     float* models = models_.data;
     float* mhat = momenta_.data; // read and written only with a quasi-global or DecentLaM rule
     const std::size_t P = P_;
-    each_tile<kTile>(stream_, static_cast<int>(count), P,
+    const bool plain = !refresh && !subtract && !rule_.choco && !rule_.gradient_tracking;
+    const std::size_t first = first_layer > 0 && first_layer < P && plain && count == jobs.size()
+                                  ? first_layer
+                                  : 0; // the elements mixed here: [first, P)
+    each_tile<kTile>(stream_, static_cast<int>(count), P - first,
                      [=] __device__(int b, std::size_t e0, std::size_t stride) {
-                       mix_tile<kTile>(batch, models, mhat, P, b, e0, stride);
+                       mix_tile<kTile>(batch, models, mhat, P, b, first + e0, stride);
                      });
     check(cudaGetLastError(), "kernel launch (resident mixing)");
+    if (first > 0) {
+      pending_first_layer_ = PendingFirstLayer{batch, count, first};
+      return true;
+    }
     if (rule_.gradient_tracking) { // y = mix(y) from the messages' second vectors
       MixBatch trackers = batch;
       trackers.subtract_lr = nullptr;
@@ -373,7 +409,48 @@ public:
                        });
       check(cudaGetLastError(), "kernel launch (resident correction mixing)");
     }
+    return false;
   }
+
+  // The first layer's mixing that run_mixes left, fused with the forward product of the
+  // chunk of every job (`f`: its minibatches and pre-activations, n <= kMixedExamples).
+  void run_mixed_forward(const MixedForwardPlan& f) {
+    const PendingFirstLayer pending = std::exchange(pending_first_layer_, PendingFirstLayer{});
+    if (pending.count == 0 || f.n > kMixedExamples || f.n < 1 ||
+        static_cast<std::size_t>(f.out) * static_cast<std::size_t>(f.in) != pending.first)
+      throw std::logic_error("resident mixing: no first layer left for this forward pass");
+    for (std::size_t at = 0; at < pending.count; at += kMaxGridY) {
+      const auto slice = static_cast<unsigned>(std::min(kMaxGridY, pending.count - at));
+      mixed_forward_kernel<<<dim3(static_cast<unsigned>(mixed_slabs(f)), slice), kMixedThreads, 0,
+                             stream_>>>(pending.batch, f, models_.data, P_, static_cast<int>(at));
+    }
+    check(cudaGetLastError(), "kernel launch (resident first-layer mixing and forward)");
+  }
+  // The first layer's mixing that run_mixes left, on its own (a chunk the forward pass
+  // cannot take it in); nothing when none is left.
+  void settle_first_layer_mix() {
+    const PendingFirstLayer pending = std::exchange(pending_first_layer_, PendingFirstLayer{});
+    if (pending.count == 0)
+      return;
+    const MixBatch batch = pending.batch;
+    float* models = models_.data;
+    const std::size_t P = P_, end = pending.first;
+    each_tile<kTile>(stream_, static_cast<int>(pending.count), end,
+                     [=] __device__(int b, std::size_t e0, std::size_t stride) {
+                       float v[kTile];
+                       const std::size_t row = static_cast<std::size_t>(batch.node[b]) * P;
+                       const auto at = [=](int j, std::size_t& e) {
+                         e = e0 + static_cast<std::size_t>(j) * stride;
+                         return e < end;
+                       };
+                       mix_sums<kTile>(batch, batch.self[b] + batch.input_offset, b, at, v);
+                       for (int j = 0; j < kTile; ++j)
+                         if (std::size_t e = 0; at(j, e))
+                           models[row + e] = v[j];
+                     });
+    check(cudaGetLastError(), "kernel launch (resident first-layer mixing)");
+  }
+  bool first_layer_left() const { return pending_first_layer_.count > 0; }
 
   // Momentum tracking's start of a node (public only because nvcc allows no device lambda
   // in a private member): the first call takes the mean of every node's g0 (row d) into
@@ -691,6 +768,14 @@ private:
   DeviceArray<double> sum_;            // and its double sum (GSGM)
   std::vector<DeviceArray<float>> messages_;
   std::vector<Mix> mixes_;
+  // The first layer's mixing that run_mixes left to the forward pass: the batch's plan (its
+  // arrays stay on the device until the next run_mixes), its entries, W's floats.
+  struct PendingFirstLayer {
+    MixBatch batch;
+    std::size_t count = 0;
+    std::size_t first = 0;
+  };
+  PendingFirstLayer pending_first_layer_;
   std::vector<Step> steps_;
   LocalUpdateRule rule_;
   std::function<void()> settle_gradients_;

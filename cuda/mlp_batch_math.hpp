@@ -236,10 +236,11 @@ inline StridedGemm weight_gradient_gemm(const MlpBatchShape& shape, const MlpBat
 // With defer_first_weights the first layer's weight gradient is left out (its rows of
 // buf.grads untouched): buf.x and buf.delta[0] then hold what it needs
 // (weight_gradient_gemm(shape, buf, 0, ...), or the fused local step of
-// fused_first_layer.hpp) until the buffers' next pass.
+// fused_first_layer.hpp) until the buffers' next pass. With first_forward_done the first
+// layer's product W x is already in buf.act[0] (mixed_first_layer.hpp's kernel wrote it).
 template <class Ops>
 void run_mlp_batch(Ops& ops, const MlpBatchShape& shape, const MlpBatchBuffers& buf, int count,
-                   int n, bool defer_first_weights = false) {
+                   int n, bool defer_first_weights = false, bool first_forward_done = false) {
   const auto P = static_cast<long long>(shape.num_params);
   const std::size_t last = shape.layers.size() - 1;
   ops.gather(buf, shape.features, n, count);
@@ -247,9 +248,10 @@ void run_mlp_batch(Ops& ops, const MlpBatchShape& shape, const MlpBatchBuffers& 
   for (std::size_t l = 0; l <= last; ++l) {
     const BatchLayer& L = shape.layers[l];
     // z = W x: the nodes' W at their parameter vectors' offset (stride = parameter count).
-    ops.gemm(StridedGemm{false, false, L.out, n, L.in, buf.params + L.offset, L.out, P, input, L.in,
-                         static_cast<long long>(L.in) * n, buf.act[l], L.out,
-                         static_cast<long long>(L.out) * n, count});
+    if (l > 0 || !first_forward_done)
+      ops.gemm(StridedGemm{false, false, L.out, n, L.in, buf.params + L.offset, L.out, P, input,
+                           L.in, static_cast<long long>(L.in) * n, buf.act[l], L.out,
+                           static_cast<long long>(L.out) * n, count});
     ops.add_bias(buf.act[l], L.out, n, buf.params, shape.num_params, L.bias_offset(), l < last,
                  count);
     input = buf.act[l];

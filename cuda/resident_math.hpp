@@ -87,21 +87,18 @@ struct MixBatch {
   ChocoRows choco_rows = {};
 };
 
-// A tile of batch entry b's elements: e = e0 + j * stride for j < J (those below P). The
-// per-entry plan (row, weights, input pointers) is read once per tile, not once per element:
-// an element kernel that reads it per element spends more instructions on the plan than on
-// the vectors it streams. Per element the operations and their order do not depend on J.
-template <int J>
-DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std::size_t P, int b,
-                              std::size_t e0, std::size_t stride) {
-  float v[J];
-  const std::size_t row = static_cast<std::size_t>(m.node[b]) * P;
-  const float* self = m.self_is_destination ? models + row : m.self[b] + m.input_offset;
+// Entry b's mixed sums self_w[b] * self[e] + sum over c in [first[b], first[b + 1]) of
+// in_w[c] * in[c][e], summed in c order, for the J elements where at(j, e) is true (it sets
+// e; v[j] = 0 elsewhere). The one expression of every plain mixing (mix_tile's, and the first
+// layer's mixing in its forward pass, mixed_first_layer.hpp), so that both write the same
+// bits.
+template <int J, class At>
+DTSIM_HD inline void mix_sums(const MixBatch& m, const float* self, int b, At at, float (&v)[J]) {
   const float self_w = m.self_w[b];
   DTSIM_UNROLL
   for (int j = 0; j < J; ++j) {
-    const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
-    v[j] = e < P ? self_w * self[e] : 0.0f;
+    std::size_t e = 0;
+    v[j] = at(j, e) ? self_w * self[e] : 0.0f;
   }
   // The inputs two at a time, both loaded before either is added (the sums in the same
   // order): a thread then waits for memory once per pair, not once per input.
@@ -114,9 +111,10 @@ DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std
     float a0[J], a1[J];
     DTSIM_UNROLL
     for (int j = 0; j < J; ++j) {
-      const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
-      a0[j] = e < P ? in0[e] : 0.0f;
-      a1[j] = e < P ? in1[e] : 0.0f;
+      std::size_t e = 0;
+      const bool valid = at(j, e);
+      a0[j] = valid ? in0[e] : 0.0f;
+      a1[j] = valid ? in1[e] : 0.0f;
     }
     DTSIM_UNROLL
     for (int j = 0; j < J; ++j) {
@@ -129,11 +127,30 @@ DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std
     const float w = m.in_w[c];
     DTSIM_UNROLL
     for (int j = 0; j < J; ++j) {
-      const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
-      if (e < P)
+      std::size_t e = 0;
+      if (at(j, e))
         v[j] += w * in[e];
     }
   }
+}
+
+// A tile of batch entry b's elements: e = e0 + j * stride for j < J (those below P). The
+// per-entry plan (row, weights, input pointers) is read once per tile, not once per element:
+// an element kernel that reads it per element spends more instructions on the plan than on
+// the vectors it streams. Per element the operations and their order do not depend on J.
+template <int J>
+DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std::size_t P, int b,
+                              std::size_t e0, std::size_t stride) {
+  float v[J];
+  const std::size_t row = static_cast<std::size_t>(m.node[b]) * P;
+  const float* self = m.self_is_destination ? models + row : m.self[b] + m.input_offset;
+  mix_sums<J>(
+      m, self, b,
+      [=](int j, std::size_t& e) {
+        e = e0 + static_cast<std::size_t>(j) * stride;
+        return e < P;
+      },
+      v);
   float* x = models + row;
   if (m.choco) { // every row's element loaded before the first store (local_step_tile's why)
     const ChocoRows& rows = m.choco_rows;

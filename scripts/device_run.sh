@@ -17,7 +17,10 @@
 # 'goal' the goal row at 1.6 M steps three times (its steady state, with 'ab''s runs);
 # 'methods' the 1,024-node MLP with AD-PSGD, ASGD, GSGM and gradient tracking on cuda and on
 # cuda-resident; 'compressed' the same with CHOCO-SGD, SwarmSGD and momentum tracking;
-# 'eval' per-node evaluations (LeNet at 256 nodes, ResNet-20 at 32) with both binaries in turn.
+# 'eval' per-node evaluations (LeNet at 256 nodes, ResNet-20 at 32) with both binaries in turn;
+# 'mixed' the goal row with this binary's first-layer mixing in the forward pass off and on
+# (DTSIM_CUDA_MIXED_FORWARD=0 / 1) in turn, three times (bench/goal_row.py --pair
+# mixed0,mixed1), then on at 1.6 M steps.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=$PWD/.device
@@ -136,6 +139,20 @@ if want ab; then
   else
     echo "=== no dtsim-baseline in the bundle (device_bundle.sh's BASELINE)"
   fi
+fi
+# The first layer's mixing in the forward pass (mixed_first_layer.hpp), off and on in the
+# same binary, A B, B A, A B as 'ab'.
+if want mixed; then
+  for r in 1 2 3; do
+    order=(0 1)
+    [ $((r % 2)) -eq 1 ] || order=(1 0)
+    for m in "${order[@]}"; do
+      step 60 "goal row, commit: mixed$m, run $r" env DTSIM_CUDA_MIXED_FORWARD=$m \
+        BACKENDS="cuda-resident" CUDA_NODE_STEPS=400000 bench/backend_bench.sh "$build" 1024
+    done
+  done
+  step 120 "goal row, mixed forward, 1.6 M steps" env DTSIM_CUDA_MIXED_FORWARD=1 \
+    BACKENDS="cuda-resident" CUDA_NODE_STEPS=1600000 bench/backend_bench.sh "$build" 1024
 fi
 # The goal row's steady state: this binary at 1,024 nodes with 1.6 M node-steps, three
 # times (with the 400 k-step runs of 'ab', the rate net of start-up is the extra steps over

@@ -2,8 +2,9 @@
 // The resident device store against the host (need a CUDA device): its evaluation statistics
 // (the mean of the node models bit for bit, the consensus distance within rounding, the
 // per-node accuracies of the MLP's, LeNet's and a ResNet's evaluation passes against the CPU
-// model's), and the MLP's local steps with the first layer's weight gradient fused into them
-// against the unfused steps and the CPU model's gradient.
+// model's), the MLP's local steps with the first layer's weight gradient fused into them
+// against the unfused steps and the CPU model's gradient, and its first layer's mixing fused
+// into the forward pass against the plain mixing and cuBLAS's forward product.
 #include "cuda/cnn_batch_shape.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device_gradients.hpp"
@@ -19,6 +20,7 @@
 #include "test_cnns.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <doctest/doctest.h>
 #include <stdexcept>
 #include <vector>
@@ -137,8 +139,10 @@ TEST_SUITE("cuda") {
     const test::RandomProblem p(model, 100, 6, 300, nodes, n);
     const std::size_t P = model.num_params();
     const std::span<const float> train{p.train.data(), static_cast<std::size_t>(p.train.size())};
-    const auto fused = cuda::make_device_mlp(widths, train, p.labels, n, 65535, nodes, true);
-    const auto unfused = cuda::make_device_mlp(widths, train, p.labels, n, 65535, nodes, false);
+    const auto fused =
+        cuda::make_device_mlp(widths, train, p.labels, n, 65535, nodes, {.steps = true});
+    const auto unfused =
+        cuda::make_device_mlp(widths, train, p.labels, n, 65535, nodes, {.steps = false});
     const float lr = 0.1f;
     ResidentVectors::LocalUpdateRule rule;
     rule.momentum = 0.9f;
@@ -214,5 +218,107 @@ TEST_SUITE("cuda") {
     round(*fused, nodes - 1);
     round(*unfused, nodes - 1);
     CHECK(close(messages(*fused, nodes - 1), messages(*unfused, nodes - 1)) < 1e-5);
+  }
+  TEST_CASE("CUDA: a resident MLP's first layer mixed in its forward pass equals the unfused") {
+    if (const std::string why = cuda::unavailable_reason(); !why.empty()) {
+      MESSAGE("SKIPPED: " << why);
+      return;
+    }
+    // A first layer of 70 x 100 weights (slabs and loads cut at both edges), minibatches of
+    // 20, a ring of 5 nodes.
+    const std::vector<int> widths{100, 70, 6};
+    const Mlp model(100, {70}, 6);
+    const int nodes = 5, n = 20;
+    const test::RandomProblem p(model, 100, 6, 300, nodes, n);
+    const std::size_t P = model.num_params();
+    const std::span<const float> train{p.train.data(), static_cast<std::size_t>(p.train.size())};
+    const auto make = [&](bool mixing) {
+      auto device = cuda::make_device_mlp(widths, train, p.labels, n, 65535, nodes,
+                                          {.steps = true, .mixing = mixing});
+      ResidentVectors::LocalUpdateRule rule;
+      rule.momentum = 0.9f;
+      rule.weight_decay = 1e-3f;
+      device->resident()->set_local_update(rule);
+      device->resident()->push_models(p.params);
+      for (int i = 0; i < nodes; ++i) // message i: node i's model
+        device->resident()->copy_model_to_message(i, static_cast<std::uint32_t>(i));
+      return device;
+    };
+    const auto mixed = make(true), plain = make(false), again = make(true);
+    CHECK(mixed->kernel_notes() == "first layer mixed in its forward pass");
+    CHECK(plain->kernel_notes().empty());
+    // One synchronous D-PSGD round: `mixing` nodes mix their ring neighbours' messages
+    // (1/3 each), every node's gradient, every node's local step into its message.
+    const auto round = [&](cuda::DeviceGradients& device, int mixing) {
+      for (int i = 0; i < mixing; ++i) {
+        const std::uint32_t left = static_cast<std::uint32_t>((i + nodes - 1) % nodes);
+        const std::uint32_t right = static_cast<std::uint32_t>((i + 1) % nodes);
+        const std::uint32_t ids[] = {left, right};
+        const float w[] = {1.0f / 3, 1.0f / 3};
+        device.resident()->mix_into_model(i, static_cast<std::uint32_t>(i), 1.0f / 3, ids, w,
+                                          0.05f);
+      }
+      std::vector<GradientJob> jobs(nodes);
+      for (int i = 0; i < nodes; ++i) {
+        jobs[static_cast<std::size_t>(i)].node = i;
+        jobs[static_cast<std::size_t>(i)].indices = {p.idx.data() + static_cast<std::size_t>(i) * n,
+                                                     static_cast<std::size_t>(n)};
+      }
+      device.compute(jobs);
+      for (int i = 0; i < nodes; ++i)
+        device.resident()->local_step(i, static_cast<std::uint32_t>(i), 0.05f);
+      device.finish(jobs);
+      device.collect(jobs);
+      std::vector<double> losses;
+      for (const GradientJob& job : jobs)
+        losses.push_back(job.loss);
+      return losses;
+    };
+    const auto rows = [&](cuda::DeviceGradients& device, VectorRef (*ref)(int)) {
+      std::vector<float> all(static_cast<std::size_t>(nodes) * P);
+      for (int i = 0; i < nodes; ++i)
+        device.resident()->read(ref(i), {all.data() + static_cast<std::size_t>(i) * P, P});
+      return all;
+    };
+    const auto model_of = +[](int i) { return VectorRef::model(i); };
+    const auto message_of =
+        +[](int i) { return VectorRef::message(static_cast<std::uint32_t>(i)); };
+    const auto close = [](const std::vector<float>& a, const std::vector<float>& b) {
+      double worst = 0;
+      for (std::size_t e = 0; e < a.size(); ++e)
+        worst =
+            std::max(worst, std::abs(double{a[e]} - double{b[e]}) / (1.0 + std::abs(double{b[e]})));
+      return worst;
+    };
+    // Round 1: the messages are the same models on both devices, so the mixed models are the
+    // same bits (the first layer's by the fused kernel, the rest by the plain one); the
+    // losses and steps agree to the forward product's rounding.
+    const std::vector<double> loss_mixed = round(*mixed, nodes);
+    const std::vector<double> loss_plain = round(*plain, nodes);
+    const std::vector<float> models_mixed = rows(*mixed, model_of);
+    const std::vector<float> models_plain = rows(*plain, model_of);
+    CHECK(std::memcmp(models_mixed.data(), models_plain.data(), models_mixed.size() * 4) == 0);
+    for (int i = 0; i < nodes; ++i)
+      CHECK(std::abs(loss_mixed[static_cast<std::size_t>(i)] -
+                     loss_plain[static_cast<std::size_t>(i)]) <=
+            1e-5 * std::abs(loss_plain[static_cast<std::size_t>(i)]));
+    CHECK(close(rows(*mixed, message_of), rows(*plain, message_of)) < 1e-6);
+    // Rounds 2 and 3, with the momenta; round 4 with node 4's mixing not queued (the plain
+    // mixing then takes the whole rows on both devices).
+    round(*mixed, nodes);
+    round(*plain, nodes);
+    round(*mixed, nodes);
+    round(*plain, nodes);
+    CHECK(close(rows(*mixed, message_of), rows(*plain, message_of)) < 1e-5);
+    round(*mixed, nodes - 1);
+    round(*plain, nodes - 1);
+    CHECK(close(rows(*mixed, model_of), rows(*plain, model_of)) < 1e-5);
+    CHECK(close(rows(*mixed, message_of), rows(*plain, message_of)) < 1e-5);
+    // The same bits again on a third device.
+    for (int r = 0; r < 3; ++r)
+      round(*again, nodes);
+    round(*again, nodes - 1);
+    const std::vector<float> m1 = rows(*mixed, message_of), m2 = rows(*again, message_of);
+    CHECK(std::memcmp(m1.data(), m2.data(), m1.size() * 4) == 0);
   }
 }
