@@ -185,7 +185,9 @@ public:
   }
 
 private:
-  static constexpr bool kCanFuse = requires(const Network& net) { net.first_layer(nullptr, 1, 0); };
+  static constexpr bool kCanFuse = requires(const Network& net) {
+    net.first_layer(BatchCommon{}, nullptr, 1, 0, true);
+  };
 
   // The first-layer weight gradient a resident pass left for a fused step, computed now
   // instead (on the stream: the local steps or a pairwise method's step read it after).
@@ -196,7 +198,7 @@ private:
       const Deferred d = *deferred_;
       deferred_.reset();
       net_.first_weight_gradient(blas_.blas, stream_.stream, d.common, scratch_pointers_.data(),
-                                 d.count, d.plan.n);
+                                 d.count, d.plan.n, d.plan.x != nullptr);
       check(cudaGetLastError(), "kernel launch (first-layer weight gradients)");
     }
   }
@@ -389,7 +391,8 @@ private:
       net_.run(blas_.blas, s, common, scratch_pointers_.data(), count, n, defer, forward_done);
       if (defer)
         deferred_ = Deferred{common, count,
-                             net_.first_layer(scratch_pointers_.data(), n, jobs[job_ids[0]].node)};
+                             net_.first_layer(common, scratch_pointers_.data(), n,
+                                              jobs[job_ids[0]].node, !forward_done)};
     } else {
       net_.run(blas_.blas, s, common, scratch_pointers_.data(), count, n);
     }

@@ -30,16 +30,22 @@ struct MlpNetwork {
                   first_forward_done);
   }
   // A pass run with defer_first_weights: its first layer's weight gradient after all
-  // (DeviceBatchRunner, where the local steps cannot take it fused), or where the fused
-  // step finds what it needs (the same buffers, until their next pass).
+  // (DeviceBatchRunner, where the local steps cannot take it fused; the minibatch gathered
+  // first where the pass did not), or where the fused step finds what it needs (the same
+  // buffers, until their next pass; the minibatch by index where it was not gathered).
   void first_weight_gradient(cublasHandle_t blas, cudaStream_t stream, const BatchCommon& c,
-                             float* const* scratch, int count, int n) const {
+                             float* const* scratch, int count, int n, bool gathered) const {
     DeviceMlpOps ops{blas, stream};
-    ops.gemm(weight_gradient_gemm(shape, buffers(c, scratch), 0, count, n));
+    const MlpBatchBuffers buf = buffers(c, scratch);
+    if (!gathered)
+      ops.gather(buf, shape.features, n, count);
+    ops.gemm(weight_gradient_gemm(shape, buf, 0, count, n));
   }
-  FirstLayerPlan first_layer(float* const* scratch, int n, int first_node) const {
+  FirstLayerPlan first_layer(const BatchCommon& c, float* const* scratch, int n, int first_node,
+                             bool gathered) const {
     const BatchLayer& L = shape.layers.front();
-    return {scratch[1], scratch[0], L.out, L.in, n, first_node};
+    return {scratch[1], gathered ? scratch[0] : nullptr, L.out, L.in, n, first_node, c.train,
+            c.idx};
   }
   // The first layer's W (at the start of a row), and its mixed forward product's plan: the
   // pre-activations into the first layer's activations (scratch[3]), where run() with

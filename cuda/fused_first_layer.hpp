@@ -12,6 +12,7 @@
 #include "cuda/resident_math.hpp"
 
 #include <cstddef>
+#include <cstdint>
 
 namespace dtsim::cuda {
 
@@ -25,7 +26,9 @@ constexpr int kFusedShared = kFusedExamples * kFusedTile;
 
 // Where the pass left the first layer's pieces: chunk position p (node first_node + p) has
 // its delta dz at dz + p * out * n (out x n, column-major: the mean loss's gradient with
-// respect to the layer's pre-activations) and its minibatch at x + p * in * n (in x n).
+// respect to the layer's pre-activations) and its minibatch at x + p * in * n (in x n), or,
+// where x is null (a pass that did not gather it: mixed_first_layer.hpp), its n indices at
+// idx + p * n into the training set (in x examples, column-major).
 struct FirstLayerPlan {
   const float* dz = nullptr;
   const float* x = nullptr;
@@ -33,6 +36,8 @@ struct FirstLayerPlan {
   int in = 0;
   int n = 0;
   int first_node = 0;
+  const float* train = nullptr;
+  const std::uint32_t* idx = nullptr;
 };
 
 // Blocks per node: the tiles over W's outputs (fastest) and inputs.
@@ -53,11 +58,13 @@ struct FusedAccumulators {
 DTSIM_HD inline void fused_load(const FirstLayerPlan& f, int p, int o0, int i0, int k0, int kc,
                                 int t, float* s_dz, float* s_x) {
   const float* dz = f.dz + static_cast<std::size_t>(p) * f.out * f.n;
-  const float* x = f.x + static_cast<std::size_t>(p) * f.in * f.n;
+  const float* x = f.x ? f.x + static_cast<std::size_t>(p) * f.in * f.n : nullptr;
+  const std::uint32_t* idx = f.idx + static_cast<std::size_t>(p) * f.n; // where x is null
   for (int v = t; v < kc * kFusedTile; v += kFusedThreads) {
     const int k = k0 + v / kFusedTile, c = v % kFusedTile;
     s_dz[v] = o0 + c < f.out ? dz[static_cast<std::size_t>(k) * f.out + o0 + c] : 0.0f;
-    s_x[v] = i0 + c < f.in ? x[static_cast<std::size_t>(k) * f.in + i0 + c] : 0.0f;
+    const std::size_t column = x ? static_cast<std::size_t>(k) : static_cast<std::size_t>(idx[k]);
+    s_x[v] = i0 + c < f.in ? (x ? x : f.train)[column * f.in + i0 + c] : 0.0f;
   }
 }
 

@@ -237,13 +237,16 @@ inline StridedGemm weight_gradient_gemm(const MlpBatchShape& shape, const MlpBat
 // buf.grads untouched): buf.x and buf.delta[0] then hold what it needs
 // (weight_gradient_gemm(shape, buf, 0, ...), or the fused local step of
 // fused_first_layer.hpp) until the buffers' next pass. With first_forward_done the first
-// layer's product W x is already in buf.act[0] (mixed_first_layer.hpp's kernel wrote it).
+// layer's product W x is already in buf.act[0] (mixed_first_layer.hpp's kernel wrote it, from
+// the minibatch read by index), and with defer_first_weights as well nothing reads the
+// minibatch here: it is not gathered into buf.x (the fused step reads it by index).
 template <class Ops>
 void run_mlp_batch(Ops& ops, const MlpBatchShape& shape, const MlpBatchBuffers& buf, int count,
                    int n, bool defer_first_weights = false, bool first_forward_done = false) {
   const auto P = static_cast<long long>(shape.num_params);
   const std::size_t last = shape.layers.size() - 1;
-  ops.gather(buf, shape.features, n, count);
+  if (!first_forward_done || !defer_first_weights)
+    ops.gather(buf, shape.features, n, count);
   const float* input = buf.x;
   for (std::size_t l = 0; l <= last; ++l) {
     const BatchLayer& L = shape.layers[l];

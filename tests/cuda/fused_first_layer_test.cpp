@@ -37,11 +37,32 @@ struct Problem {
     fill(messages, kStepped * kP);
   }
   FirstLayerPlan plan() const { return {dz.data(), x.data(), kOut, kIn, kExamples, kFirst}; }
+  // The same minibatches read by index (a pass that did not gather them): the training set
+  // holds x's columns in reverse order, and each index names its column there.
+  std::vector<float> train;
+  std::vector<std::uint32_t> idx;
+  FirstLayerPlan plan_by_index() {
+    const std::size_t columns = std::size_t{kStepped} * kExamples;
+    train.resize(x.size());
+    idx.resize(columns);
+    for (std::size_t c = 0; c < columns; ++c) {
+      const std::size_t at = columns - 1 - c;
+      std::copy_n(x.begin() + static_cast<std::ptrdiff_t>(c * kIn), kIn,
+                  train.begin() + static_cast<std::ptrdiff_t>(at * kIn));
+      idx[c] = static_cast<std::uint32_t>(at);
+    }
+    FirstLayerPlan f = plan();
+    f.x = nullptr;
+    f.train = train.data();
+    f.idx = idx.data();
+    return f;
+  }
 };
 
-// Runs the steps of nodes 2, 4 and 3 (in that entry order) on p's vectors, fused or in the
-// unfused order, and returns the vectors after.
-Problem run(StepBatch rule, bool fused) {
+// Runs the steps of nodes 2, 4 and 3 (in that entry order) on p's vectors, fused (reading
+// the minibatches by index, or gathered) or in the unfused order, and returns the vectors
+// after.
+Problem run(StepBatch rule, bool fused, bool by_index = false) {
   Problem p;
   const int node[] = {2, 4, 3};
   float* out[] = {p.messages.data(), p.messages.data() + Problem::kP,
@@ -50,7 +71,7 @@ Problem run(StepBatch rule, bool fused) {
   rule.node = node;
   rule.out = out;
   rule.lr = lr;
-  const FirstLayerPlan f = p.plan();
+  const FirstLayerPlan f = by_index ? p.plan_by_index() : p.plan();
   for (int b = 0; b < Problem::kStepped; ++b) {
     if (fused) {
       for (int tile = 0; tile < fused_tiles(f); ++tile)
@@ -86,12 +107,17 @@ double worst(const std::vector<float>& a, const std::vector<float>& b) {
 
 void check_same_steps(const StepBatch& rule) {
   const Problem fused = run(rule, true), unfused = run(rule, false), before;
+  const Problem by_index = run(rule, true, true);
   // The same sums in the same order: the same bits (this file is built without fused
   // multiply-adds, which a compiler could place differently in the two; on the device the
   // fused kernel's gradient differs from cuBLAS's in rounding, cuda_resident_test.cpp).
   CHECK(fused.messages == unfused.messages);
   CHECK(fused.momenta == unfused.momenta);
   CHECK(fused.grads == unfused.grads);
+  // The minibatches read by index: the same values, the same bits.
+  CHECK(by_index.messages == fused.messages);
+  CHECK(by_index.momenta == fused.momenta);
+  CHECK(by_index.grads == fused.grads);
   // Something moved, and only the first layer of the stepped nodes' rows: the rest of each
   // message, and nodes 0 and 1, are as they were.
   CHECK(worst(fused.messages, before.messages) > 1e-3);
