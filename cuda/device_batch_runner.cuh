@@ -110,20 +110,28 @@ public:
           offer = mix_forward_ ? net_.first_layer_weights() : 0;
         store_->run_mixes(jobs, offer);
       });
-    for_each_job_chunk(
-        jobs, batch_size_, group_,
-        [this](std::size_t nodes) {
-          reserve(nodes);
-          return capacity_;
-        },
-        [this, jobs](const std::size_t* ids, int count, int n) { run(jobs, ids, count, n); },
-        resident);
+    try {
+      for_each_job_chunk(
+          jobs, batch_size_, group_,
+          [this](std::size_t nodes) {
+            reserve(nodes);
+            return capacity_;
+          },
+          [this, jobs](const std::size_t* ids, int count, int n) { run(jobs, ids, count, n); },
+          resident);
+    } catch (...) {
+      if (resident) // the models whole again, as before the first layer was left
+        guarded([&] { store_->settle_first_layer_mix(); });
+      throw;
+    }
     if (resident) // a mixing the chunks did not take (none ran): before anything reads a model
       guarded([&] { store_->settle_first_layer_mix(); });
   }
 
+  // Turned on, not necessarily run: a batch takes it where its mixing is the plain one
+  // (DeviceResidentStore::run_mixes) and it is one chunk of at most 32 examples a node.
   std::string kernel_notes() const override {
-    return mix_forward_ ? "first layer mixed in its forward pass" : "";
+    return mix_forward_ ? "first layer's mixing in its forward pass turned on" : "";
   }
 
   TransferStats transfers() const override { return bus_; }
@@ -366,6 +374,12 @@ private:
     check(cudaMemcpyAsync(idx_.data, host_idx_.data, nodes * n * sizeof(std::uint32_t),
                           cudaMemcpyHostToDevice, s),
           "cudaMemcpyAsync (indices)");
+    // The first layer's mixing that run_mixes left joins this pass only where the chunk is
+    // the whole batch on the nodes' own rows; else it runs first, before anything (the
+    // gather of the chunk's models into the pass's rows among them) reads a model.
+    const bool whole = consecutive && nodes == jobs.size();
+    if (store_->first_layer_left() && !(whole && n <= kMixedExamples))
+      store_->settle_first_layer_mix();
     const auto rows =
         store_->chunk_rows(jobs, job_ids, count, consecutive, params_.data, grads_.data);
     check(cudaEventRecord(marks_[1].event, s), "cudaEventRecord");
@@ -376,18 +390,11 @@ private:
     // can wait for the local steps (finish), whose plans the hooks make after this pass, and
     // the first layer's mixing that run_mixes left can join the forward product.
     if constexpr (kCanFuse) {
-      const bool whole = rows.in_place && nodes == jobs.size();
       const bool defer = fuse_ && store_->can_fuse() && whole;
-      bool forward_done = false;
-      if (store_->first_layer_left()) {
-        if (whole && n <= kMixedExamples) {
-          store_->run_mixed_forward(net_.mixed_forward(
-              train_.data, idx_.data, scratch_pointers_.data(), n, jobs[job_ids[0]].node));
-          forward_done = true;
-        } else {
-          store_->settle_first_layer_mix();
-        }
-      }
+      const bool forward_done = store_->first_layer_left(); // whole, n <= 32: above
+      if (forward_done)
+        store_->run_mixed_forward(net_.mixed_forward(
+            train_.data, idx_.data, scratch_pointers_.data(), n, jobs[job_ids[0]].node));
       net_.run(blas_.blas, s, common, scratch_pointers_.data(), count, n, defer, forward_done);
       if (defer)
         deferred_ = Deferred{common, count,

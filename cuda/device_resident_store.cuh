@@ -415,10 +415,11 @@ public:
   // The first layer's mixing that run_mixes left, fused with the forward product of the
   // chunk of every job (`f`: its minibatches and pre-activations, n <= kMixedExamples).
   void run_mixed_forward(const MixedForwardPlan& f) {
-    const PendingFirstLayer pending = std::exchange(pending_first_layer_, PendingFirstLayer{});
-    if (pending.count == 0 || f.n > kMixedExamples || f.n < 1 ||
-        static_cast<std::size_t>(f.out) * static_cast<std::size_t>(f.in) != pending.first)
+    if (pending_first_layer_.count == 0 || f.n > kMixedExamples || f.n < 1 ||
+        static_cast<std::size_t>(f.out) * static_cast<std::size_t>(f.in) !=
+            pending_first_layer_.first)
       throw std::logic_error("resident mixing: no first layer left for this forward pass");
+    const PendingFirstLayer pending = std::exchange(pending_first_layer_, PendingFirstLayer{});
     for (std::size_t at = 0; at < pending.count; at += kMaxGridY) {
       const auto slice = static_cast<unsigned>(std::min(kMaxGridY, pending.count - at));
       mixed_forward_kernel<<<dim3(static_cast<unsigned>(mixed_slabs(f)), slice), kMixedThreads, 0,

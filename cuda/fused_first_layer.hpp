@@ -58,13 +58,20 @@ struct FusedAccumulators {
 DTSIM_HD inline void fused_load(const FirstLayerPlan& f, int p, int o0, int i0, int k0, int kc,
                                 int t, float* s_dz, float* s_x) {
   const float* dz = f.dz + static_cast<std::size_t>(p) * f.out * f.n;
-  const float* x = f.x ? f.x + static_cast<std::size_t>(p) * f.in * f.n : nullptr;
-  const std::uint32_t* idx = f.idx + static_cast<std::size_t>(p) * f.n; // where x is null
+  if (f.x) { // the gathered minibatch: example k is its column k
+    const float* x = f.x + static_cast<std::size_t>(p) * f.in * f.n;
+    for (int v = t; v < kc * kFusedTile; v += kFusedThreads) {
+      const int k = k0 + v / kFusedTile, c = v % kFusedTile;
+      s_dz[v] = o0 + c < f.out ? dz[static_cast<std::size_t>(k) * f.out + o0 + c] : 0.0f;
+      s_x[v] = i0 + c < f.in ? x[static_cast<std::size_t>(k) * f.in + i0 + c] : 0.0f;
+    }
+    return;
+  }
+  const std::uint32_t* idx = f.idx + static_cast<std::size_t>(p) * f.n; // by index
   for (int v = t; v < kc * kFusedTile; v += kFusedThreads) {
     const int k = k0 + v / kFusedTile, c = v % kFusedTile;
     s_dz[v] = o0 + c < f.out ? dz[static_cast<std::size_t>(k) * f.out + o0 + c] : 0.0f;
-    const std::size_t column = x ? static_cast<std::size_t>(k) : static_cast<std::size_t>(idx[k]);
-    s_x[v] = i0 + c < f.in ? (x ? x : f.train)[column * f.in + i0 + c] : 0.0f;
+    s_x[v] = i0 + c < f.in ? f.train[static_cast<std::size_t>(idx[k]) * f.in + i0 + c] : 0.0f;
   }
 }
 

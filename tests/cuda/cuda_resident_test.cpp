@@ -232,8 +232,8 @@ TEST_SUITE("cuda") {
     const test::RandomProblem p(model, 100, 6, 300, nodes, n);
     const std::size_t P = model.num_params();
     const std::span<const float> train{p.train.data(), static_cast<std::size_t>(p.train.size())};
-    const auto make = [&](bool mixing) {
-      auto device = cuda::make_device_mlp(widths, train, p.labels, n, 65535, nodes,
+    const auto make = [&](bool mixing, int max_nodes_per_batch) {
+      auto device = cuda::make_device_mlp(widths, train, p.labels, n, max_nodes_per_batch, nodes,
                                           {.steps = true, .mixing = mixing});
       ResidentVectors::LocalUpdateRule rule;
       rule.momentum = 0.9f;
@@ -244,13 +244,17 @@ TEST_SUITE("cuda") {
         device->resident()->copy_model_to_message(i, static_cast<std::uint32_t>(i));
       return device;
     };
-    const auto mixed = make(true), plain = make(false), again = make(true);
-    CHECK(mixed->kernel_notes() == "first layer mixed in its forward pass");
+    const auto mixed = make(true, 65535), plain = make(false, 65535), again = make(true, 65535);
+    CHECK(mixed->kernel_notes() == "first layer's mixing in its forward pass turned on");
     CHECK(plain->kernel_notes().empty());
-    // One synchronous D-PSGD round: `mixing` nodes mix their ring neighbours' messages
-    // (1/3 each), every node's gradient, every node's local step into its message.
-    const auto round = [&](cuda::DeviceGradients& device, int mixing) {
-      for (int i = 0; i < mixing; ++i) {
+    const std::vector<int> all{0, 1, 2, 3, 4};
+    // One synchronous D-PSGD round of the nodes in `batch`: the first `mixing` of them mix
+    // their ring neighbours' messages (1/3 each), every one's gradient, the first `stepping`
+    // of them step into their messages.
+    const auto round = [&](cuda::DeviceGradients& device, const std::vector<int>& batch,
+                           std::size_t mixing, std::size_t stepping) {
+      for (std::size_t k = 0; k < mixing; ++k) {
+        const int i = batch[k];
         const std::uint32_t left = static_cast<std::uint32_t>((i + nodes - 1) % nodes);
         const std::uint32_t right = static_cast<std::uint32_t>((i + 1) % nodes);
         const std::uint32_t ids[] = {left, right};
@@ -258,15 +262,15 @@ TEST_SUITE("cuda") {
         device.resident()->mix_into_model(i, static_cast<std::uint32_t>(i), 1.0f / 3, ids, w,
                                           0.05f);
       }
-      std::vector<GradientJob> jobs(nodes);
-      for (int i = 0; i < nodes; ++i) {
-        jobs[static_cast<std::size_t>(i)].node = i;
-        jobs[static_cast<std::size_t>(i)].indices = {p.idx.data() + static_cast<std::size_t>(i) * n,
-                                                     static_cast<std::size_t>(n)};
+      std::vector<GradientJob> jobs(batch.size());
+      for (std::size_t k = 0; k < batch.size(); ++k) {
+        jobs[k].node = batch[k];
+        jobs[k].indices = {p.idx.data() + static_cast<std::size_t>(batch[k]) * n,
+                           static_cast<std::size_t>(n)};
       }
       device.compute(jobs);
-      for (int i = 0; i < nodes; ++i)
-        device.resident()->local_step(i, static_cast<std::uint32_t>(i), 0.05f);
+      for (std::size_t k = 0; k < stepping; ++k)
+        device.resident()->local_step(batch[k], static_cast<std::uint32_t>(batch[k]), 0.05f);
       device.finish(jobs);
       device.collect(jobs);
       std::vector<double> losses;
@@ -275,10 +279,10 @@ TEST_SUITE("cuda") {
       return losses;
     };
     const auto rows = [&](cuda::DeviceGradients& device, VectorRef (*ref)(int)) {
-      std::vector<float> all(static_cast<std::size_t>(nodes) * P);
+      std::vector<float> all_rows(static_cast<std::size_t>(nodes) * P);
       for (int i = 0; i < nodes; ++i)
-        device.resident()->read(ref(i), {all.data() + static_cast<std::size_t>(i) * P, P});
-      return all;
+        device.resident()->read(ref(i), {all_rows.data() + static_cast<std::size_t>(i) * P, P});
+      return all_rows;
     };
     const auto model_of = +[](int i) { return VectorRef::model(i); };
     const auto message_of =
@@ -290,35 +294,44 @@ TEST_SUITE("cuda") {
             std::max(worst, std::abs(double{a[e]} - double{b[e]}) / (1.0 + std::abs(double{b[e]})));
       return worst;
     };
+    const auto same_bits = [](const std::vector<float>& a, const std::vector<float>& b) {
+      return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
+    };
     // Round 1: the messages are the same models on both devices, so the mixed models are the
     // same bits (the first layer's by the fused kernel, the rest by the plain one); the
     // losses and steps agree to the forward product's rounding.
-    const std::vector<double> loss_mixed = round(*mixed, nodes);
-    const std::vector<double> loss_plain = round(*plain, nodes);
-    const std::vector<float> models_mixed = rows(*mixed, model_of);
-    const std::vector<float> models_plain = rows(*plain, model_of);
-    CHECK(std::memcmp(models_mixed.data(), models_plain.data(), models_mixed.size() * 4) == 0);
-    for (int i = 0; i < nodes; ++i)
-      CHECK(std::abs(loss_mixed[static_cast<std::size_t>(i)] -
-                     loss_plain[static_cast<std::size_t>(i)]) <=
-            1e-5 * std::abs(loss_plain[static_cast<std::size_t>(i)]));
+    const std::vector<double> loss_mixed = round(*mixed, all, nodes, nodes);
+    const std::vector<double> loss_plain = round(*plain, all, nodes, nodes);
+    CHECK(same_bits(rows(*mixed, model_of), rows(*plain, model_of)));
+    for (std::size_t i = 0; i < all.size(); ++i)
+      CHECK(std::abs(loss_mixed[i] - loss_plain[i]) <= 1e-5 * std::abs(loss_plain[i]));
     CHECK(close(rows(*mixed, message_of), rows(*plain, message_of)) < 1e-6);
-    // Rounds 2 and 3, with the momenta; round 4 with node 4's mixing not queued (the plain
-    // mixing then takes the whole rows on both devices).
-    round(*mixed, nodes);
-    round(*plain, nodes);
-    round(*mixed, nodes);
-    round(*plain, nodes);
-    CHECK(close(rows(*mixed, message_of), rows(*plain, message_of)) < 1e-5);
-    round(*mixed, nodes - 1);
-    round(*plain, nodes - 1);
+    // Then, on both devices alike: two rounds with the momenta; node 4's mixing not queued
+    // (the plain mixing takes the whole rows); nodes 0, 2 and 4 alone (not one range: the
+    // first layer mixed on its own before their models are gathered into the pass's rows);
+    // node 4's step not queued (the first layer's weight gradient by cuBLAS after all, from
+    // the minibatches gathered then).
+    const auto rounds = [&](cuda::DeviceGradients& device) {
+      round(device, all, nodes, nodes);
+      round(device, all, nodes, nodes);
+      round(device, all, nodes - 1, nodes);
+      round(device, {0, 2, 4}, 3, 3);
+      round(device, all, nodes, nodes - 1);
+    };
+    rounds(*mixed);
+    rounds(*plain);
     CHECK(close(rows(*mixed, model_of), rows(*plain, model_of)) < 1e-5);
     CHECK(close(rows(*mixed, message_of), rows(*plain, message_of)) < 1e-5);
     // The same bits again on a third device.
-    for (int r = 0; r < 3; ++r)
-      round(*again, nodes);
-    round(*again, nodes - 1);
-    const std::vector<float> m1 = rows(*mixed, message_of), m2 = rows(*again, message_of);
-    CHECK(std::memcmp(m1.data(), m2.data(), m1.size() * 4) == 0);
+    round(*again, all, nodes, nodes);
+    rounds(*again);
+    CHECK(same_bits(rows(*mixed, message_of), rows(*again, message_of)));
+    // A batch in chunks of two nodes: the first layer mixed on its own before the first
+    // chunk's pass, the same bits as the plain mixing.
+    const auto chunked = make(true, 2), chunked_plain = make(false, 2);
+    round(*chunked, all, nodes, nodes);
+    round(*chunked_plain, all, nodes, nodes);
+    CHECK(same_bits(rows(*chunked, model_of), rows(*chunked_plain, model_of)));
+    CHECK(same_bits(rows(*chunked, message_of), rows(*chunked_plain, message_of)));
   }
 }

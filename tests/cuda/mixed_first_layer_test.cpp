@@ -82,7 +82,6 @@ void check_against_unfused(int n) {
     }
   }
   // The pre-activations: each summed in input order from the mixed weights, the same bits.
-  int compared = 0;
   for (int p = 0; p < 3; ++p) {
     const std::size_t row = static_cast<std::size_t>(kFirstNode + p) * kP;
     for (int k = 0; k < n; ++k)
@@ -96,10 +95,8 @@ void check_against_unfused(int n) {
         CHECK_MESSAGE(std::memcmp(&got, &sum, sizeof(float)) == 0,
                       "position " << p << " example " << k << " output " << o << ": " << got
                                   << " != " << sum);
-        ++compared;
       }
   }
-  CHECK(compared == 3 * n * kOut);
 }
 
 } // namespace
