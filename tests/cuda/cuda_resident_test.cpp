@@ -27,6 +27,33 @@
 
 using namespace dtsim;
 
+namespace {
+
+// The first-layer fusion tests' network and data: a first layer of 70 x 100 weights (the
+// kernels' 64-wide tiles and 32-input loads cut at both edges), 5 nodes, minibatches of n.
+struct FirstLayerProblem {
+  std::vector<int> widths{100, 70, 6};
+  Mlp model{100, {70}, 6};
+  int nodes = 5;
+  int n;
+  test::RandomProblem p;
+  std::size_t P;
+  std::span<const float> train;
+  explicit FirstLayerProblem(int examples)
+      : n(examples), p(model, 100, 6, 300, nodes, n), P(model.num_params()),
+        train(p.train.data(), static_cast<std::size_t>(p.train.size())) {}
+};
+
+// The largest |a - b| / (1 + |b|).
+double close(const std::vector<float>& a, const std::vector<float>& b) {
+  double worst = 0;
+  for (std::size_t e = 0; e < a.size(); ++e)
+    worst = std::max(worst, std::abs(double{a[e]} - double{b[e]}) / (1.0 + std::abs(double{b[e]})));
+  return worst;
+}
+
+} // namespace
+
 TEST_SUITE("cuda") {
   TEST_CASE("CUDA: a resident store's mean model and consensus distance equal the host's") {
     if (const std::string why = cuda::unavailable_reason(); !why.empty()) {
@@ -131,14 +158,9 @@ TEST_SUITE("cuda") {
       MESSAGE("SKIPPED: " << why);
       return;
     }
-    // A first layer of 70 x 100 weights (tiles cut at both edges) and minibatches of 40
-    // examples (two loads of the fused kernel's shared memory).
-    const std::vector<int> widths{100, 70, 6};
-    const Mlp model(100, {70}, 6);
-    const int nodes = 5, n = 40;
-    const test::RandomProblem p(model, 100, 6, 300, nodes, n);
-    const std::size_t P = model.num_params();
-    const std::span<const float> train{p.train.data(), static_cast<std::size_t>(p.train.size())};
+    // Minibatches of 40 examples: two loads of the fused kernel's shared memory.
+    const FirstLayerProblem problem(40);
+    const auto& [widths, model, nodes, n, p, P, train] = problem;
     const auto fused =
         cuda::make_device_mlp(widths, train, p.labels, n, 65535, nodes, {.steps = true});
     const auto unfused =
@@ -170,13 +192,6 @@ TEST_SUITE("cuda") {
         device.resident()->read(VectorRef::message(static_cast<std::uint32_t>(i)),
                                 {all.data() + static_cast<std::size_t>(i) * P, P});
       return all;
-    };
-    const auto close = [](const std::vector<float>& a, const std::vector<float>& b) {
-      double worst = 0;
-      for (std::size_t e = 0; e < a.size(); ++e)
-        worst =
-            std::max(worst, std::abs(double{a[e]} - double{b[e]}) / (1.0 + std::abs(double{b[e]})));
-      return worst;
     };
     for (auto* device : {fused.get(), unfused.get()}) {
       device->resident()->set_local_update(rule);
@@ -224,14 +239,9 @@ TEST_SUITE("cuda") {
       MESSAGE("SKIPPED: " << why);
       return;
     }
-    // A first layer of 70 x 100 weights (slabs and loads cut at both edges), minibatches of
-    // 20, a ring of 5 nodes.
-    const std::vector<int> widths{100, 70, 6};
-    const Mlp model(100, {70}, 6);
-    const int nodes = 5, n = 20;
-    const test::RandomProblem p(model, 100, 6, 300, nodes, n);
-    const std::size_t P = model.num_params();
-    const std::span<const float> train{p.train.data(), static_cast<std::size_t>(p.train.size())};
+    // Minibatches of 20, a ring of the 5 nodes.
+    const FirstLayerProblem problem(20);
+    const auto& [widths, model, nodes, n, p, P, train] = problem;
     const auto make = [&](bool mixing, int max_nodes_per_batch) {
       auto device = cuda::make_device_mlp(widths, train, p.labels, n, max_nodes_per_batch, nodes,
                                           {.steps = true, .mixing = mixing});
@@ -287,13 +297,6 @@ TEST_SUITE("cuda") {
     const auto model_of = +[](int i) { return VectorRef::model(i); };
     const auto message_of =
         +[](int i) { return VectorRef::message(static_cast<std::uint32_t>(i)); };
-    const auto close = [](const std::vector<float>& a, const std::vector<float>& b) {
-      double worst = 0;
-      for (std::size_t e = 0; e < a.size(); ++e)
-        worst =
-            std::max(worst, std::abs(double{a[e]} - double{b[e]}) / (1.0 + std::abs(double{b[e]})));
-      return worst;
-    };
     const auto same_bits = [](const std::vector<float>& a, const std::vector<float>& b) {
       return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
     };
