@@ -3,14 +3,14 @@
 // compression of the difference by the device's form of the method's compressor
 // (ResidentCompression), xhat += q and the message q, each entry's encoding figures kept per
 // node until the method takes them. QSGD by buckets runs a block per bucket; every other
-// form a block per entry over the whole difference.
+// form a block per entry over the whole difference (device_compression.cuh).
 #pragma once
 
 #include "cuda/device_codec.cuh"
+#include "cuda/device_compression.cuh"
 #include "cuda/device_memory.cuh"
 #include "cuda/resident_math.hpp"
 #include "cuda/staged_plan.cuh"
-#include "sim/optimizers/compression/radix_select.hpp"
 
 #include <cstdint>
 #include <stdexcept>
@@ -18,23 +18,6 @@
 
 namespace dtsim::cuda {
 namespace {
-
-// v summed over the block's Threads threads by a tree in a fixed order (the same inputs
-// give the same bits); part holds Threads floats.
-template <int Threads> __device__ float block_sum(float v, float* part) {
-  static_assert((Threads & (Threads - 1)) == 0, "the tree halves the block");
-  const int t = static_cast<int>(threadIdx.x);
-  part[t] = v;
-  __syncthreads();
-  for (int width = Threads / 2; width > 0; width /= 2) {
-    if (t < width)
-      part[t] += part[t + width];
-    __syncthreads();
-  }
-  const float total = part[0];
-  __syncthreads(); // before part is written again
-  return total;
-}
 
 // Element i of s where the step reads it (combine-then-adapt; adapt-then-combine reads s
 // only in the mixing): 4 of the step's bytes per element saved.
@@ -92,91 +75,16 @@ __global__ void choco_bucket_kernel(StepBatch s, ChocoRows c, ChocoPlan q, float
   }
 }
 
-// The key by which top-k (|d|) and random-k (a hash) rank element e: the keep largest are kept.
-__device__ inline std::uint32_t choco_key(const ChocoPlan& q, float d, std::uint64_t seed,
-                                          std::uint64_t step, std::size_t e) {
-  return q.form.kind == ResidentCompression::Kind::top_k ? magnitude_key(d)
-                                                         : counter_key(seed, step, e);
-}
-
-// radix_choose by the block's first warp: lane l sums the l-th range of 2^width / 32 bins
-// from the top, a scan over the lanes finds the range that holds the rank, and its lane
-// walks it (radix_choose_in): 2 x 64 steps instead of up to 2,048 for one thread. The
-// same digit as radix_choose (a host test runs these steps).
-__device__ void warp_radix_choose(RadixDigit digit, const std::uint32_t* counts,
-                                  RadixSelection* shared) {
-  constexpr unsigned kAll = 0xFFFFFFFFu;
-  const auto lane = static_cast<std::uint32_t>(threadIdx.x);
-  const std::uint32_t per = (1u << digit.width) / 32;
-  const std::uint32_t high = (32 - lane) * per, low = high - per;
-  unsigned long long range = 0;
-  for (std::uint32_t v = low; v < high; ++v)
-    range += counts[v];
-  unsigned long long through = range; // candidates in lanes 0..lane's ranges
-  for (int offset = 1; offset < 32; offset *= 2) {
-    const unsigned long long before = __shfl_up_sync(kAll, through, offset);
-    if (lane >= static_cast<std::uint32_t>(offset))
-      through += before;
-  }
-  const std::size_t rank = shared->rank; // read by every lane before the owner writes
-  const unsigned holds = __ballot_sync(kAll, through >= rank);
-  if (holds != 0 && lane == static_cast<std::uint32_t>(__ffs(static_cast<int>(holds)) - 1)) {
-    RadixSelection s = *shared;
-    s.rank -= static_cast<std::size_t>(through - range);
-    radix_choose_in(digit, counts, low, high, s);
-    *shared = s;
-  }
-}
-
-// The keep-th largest key of the difference d (P floats) by radix selection
-// (radix_select.hpp's passes, TopK::encode's), the digits counted in shared memory by
-// integer atomics (their order cannot change a count). Every thread returns the selection.
-template <int Threads>
-__device__ RadixSelection choco_select(const ChocoPlan& q, const float* d, std::size_t P,
-                                       std::uint64_t seed, std::uint64_t step,
-                                       std::uint32_t* counts, RadixSelection* shared) {
-  const int t = static_cast<int>(threadIdx.x);
-  if (t == 0) {
-    *shared = RadixSelection{};
-    shared->rank = q.form.keep;
-  }
-  for (int pass = 0; pass < kRadixPasses; ++pass) {
-    const RadixDigit digit = radix_digit(pass);
-    for (std::size_t i = static_cast<std::size_t>(t); i < kRadixBins; i += Threads)
-      counts[i] = 0;
-    __syncthreads(); // the counts cleared, the selection so far written
-    const RadixSelection sel = *shared;
-    for (std::size_t e = static_cast<std::size_t>(t); e < P; e += Threads) {
-      const std::uint32_t key = choco_key(q, d[e], seed, step, e);
-      if (radix_candidate(sel, key))
-        atomicAdd(counts + radix_bin(digit, key), 1u);
-    }
-    __syncthreads();
-    if (t < 32)
-      warp_radix_choose(digit, counts, shared);
-    __syncthreads();
-  }
-  return *shared;
-}
-
 // Every other form: block y steps entry first_entry + y over its whole difference. First
 // the step before the compression (as choco_bucket_kernel's first stride) with the sums of
-// d^2 and |d| (trees over the block); for top-k and random-k the selection; then, in chunks
-// of the block's width in index order, q = whole_compression_element into the message,
-// xhat += q. Where the selection keeps only some of the keys equal to the threshold, each
-// chunk counts them (a warp's by ballot, the warps' in warp order) so that the lowest
-// indices are kept, as TopK::encode keeps them, until the last of them is placed. The entry's
-// (error^2, norm) go to entry_stats.
+// d^2 and |d| (trees over the block); then compress_whole_block into the message, xhat += q.
+// The entry's (error^2, norm) go to entry_stats.
 constexpr int kChocoWholeThreads = 512;
 __global__ void __launch_bounds__(kChocoWholeThreads)
     choco_whole_kernel(StepBatch s, ChocoRows c, ChocoPlan q, float* grads, const float* models,
                        float* momenta, std::size_t P, float* entry_stats, int first_entry) {
-  using Kind = ResidentCompression::Kind;
-  constexpr int kWarps = kChocoWholeThreads / 32;
   __shared__ float part[kChocoWholeThreads];
-  __shared__ std::uint32_t counts[kRadixBins];
-  __shared__ RadixSelection selection;
-  __shared__ std::uint32_t warp_ties[kWarps];
+  __shared__ CompressionShared<kChocoWholeThreads> shared;
   const int t = static_cast<int>(threadIdx.x);
   const int b = first_entry + static_cast<int>(blockIdx.x);
   const StepRows r = step_rows(s, grads, models, momenta, P, b);
@@ -192,63 +100,13 @@ __global__ void __launch_bounds__(kChocoWholeThreads)
   }
   const float norm = sqrtf(block_sum<kChocoWholeThreads>(squares, part));
   const float l1 = block_sum<kChocoWholeThreads>(magnitudes, part);
-  const std::uint64_t seed = q.seeds[s.node[b]];
-  const std::uint64_t step = q.steps[b];
-  const bool selects = q.form.kind == Kind::top_k || q.form.kind == Kind::random_k;
-  RadixSelection sel;
-  if (selects) // uniform over the block
-    sel = choco_select<kChocoWholeThreads>(q, r.g, P, seed, step, counts, &selection);
-  const bool every_tie = sel.rank == sel.at_digit;
-  WholeCompression w;
-  w.kind = q.form.kind;
-  if (w.kind == Kind::sign)
-    w.scale = l1 / static_cast<float>(P);
-  else if (w.kind == Kind::random_k)
-    w.scale = q.form.contractive ? 1.0f : static_cast<float>(P) / static_cast<float>(q.form.keep);
-  else if (w.kind == Kind::qsgd)
-    w.qsgd = qsgd_bucket(norm, P, q.form.bits, q.form.contractive);
-  const int lane = t % 32, warp = t / 32;
-  std::size_t ties_before = 0; // keys equal to the threshold in the chunks before this one
-  float errors = 0;
-  for (std::size_t first = 0; first < P; first += kChocoWholeThreads) { // the same for all
-    const std::size_t e = first + static_cast<std::size_t>(t);
-    const bool valid = e < P;
-    const float d = valid ? r.g[e] : 0.0f;
-    bool kept = false;
-    if (selects) {
-      const std::uint32_t key = valid ? choco_key(q, d, seed, step, e) : 0u;
-      const bool tie = valid && key == sel.prefix;
-      kept = valid && key > sel.prefix;
-      if (every_tie) {
-        kept = kept || tie;
-      } else if (ties_before < sel.rank) { // ties_before is every thread's: a uniform branch
-        const unsigned ties = __ballot_sync(0xFFFFFFFFu, tie);
-        if (lane == 0)
-          warp_ties[warp] = static_cast<std::uint32_t>(__popc(ties));
-        __syncthreads();
-        std::size_t rank =
-            ties_before + static_cast<std::size_t>(__popc(ties & ((1u << lane) - 1)));
-        for (int v = 0; v < kWarps; ++v) {
-          if (v < warp)
-            rank += warp_ties[v];
-          ties_before += warp_ties[v];
-        }
-        kept = kept || (tie && rank < sel.rank);
-        __syncthreads(); // before the next chunk's counts
-      }
-    }
-    if (!valid)
-      continue;
-    const float v = whole_compression_element(
-        w, d, kept, w.kind == Kind::qsgd ? counter_uniform(seed, step, e) : 0.0f);
-    r.out[e] = v;
-    c.xhat[row + e] += v;
-    errors += (v - d) * (v - d);
-  }
-  errors = block_sum<kChocoWholeThreads>(errors, part);
+  const float errors = block_sum<kChocoWholeThreads>(
+      compress_whole_block<kChocoWholeThreads>(q.form, r.g, P, norm, l1, q.seeds[s.node[b]],
+                                               q.steps[b], r.out, c.xhat + row, shared),
+      part);
   if (t == 0) {
     float* stats = entry_stats + 2 * static_cast<std::size_t>(b);
-    stats[0] = w.kind == Kind::qsgd && w.qsgd.pass_through ? 0.0f : errors;
+    stats[0] = errors;
     stats[1] = norm;
   }
 }

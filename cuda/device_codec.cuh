@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 // A resident SwarmSGD's compressor steps on the device (ResidentVectors::encode, decode,
-// own_view for ResidentCodec: float32, float16 or the lattice quantizer), one kernel each on the
-// batches' stream, in call order; the encodings' figures and the decoding failures stay on
-// the device per node until the method takes them.
+// own_view for ResidentCodec: float32, float16, the lattice quantizer or another compressor's
+// device form), one kernel each on the batches' stream, in call order; the encodings'
+// figures and the decoding failures stay on the device per node until the method takes them.
 #pragma once
 
+#include "cuda/device_compression.cuh"
 #include "cuda/device_memory.cuh"
 #include "cuda/resident_math.hpp"
 #include "sim/engine/resident_vectors.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -103,11 +105,64 @@ inline void take_node_figures(double* sums_device, std::size_t nodes, cudaStream
   }
 }
 
+// A compressor's device form other than QSGD by buckets (compress_whole_block) over one
+// vector x into wire, by one block; its figures added to the node's sums.
+constexpr int kCodecWholeThreads = 512;
+__global__ void __launch_bounds__(kCodecWholeThreads)
+    codec_compress_kernel(const float* x, float* wire, std::size_t P, ResidentCompression form,
+                          std::uint64_t seed, std::uint64_t count, double* sums) {
+  __shared__ float part[kCodecWholeThreads];
+  __shared__ CompressionShared<kCodecWholeThreads> shared;
+  float squares = 0, magnitudes = 0;
+  for (std::size_t e = threadIdx.x; e < P; e += kCodecWholeThreads) {
+    squares += x[e] * x[e];
+    magnitudes += fabsf(x[e]);
+  }
+  const float norm = sqrtf(block_sum<kCodecWholeThreads>(squares, part));
+  const float l1 = block_sum<kCodecWholeThreads>(magnitudes, part);
+  const float errors =
+      block_sum<kCodecWholeThreads>(compress_whole_block<kCodecWholeThreads>(
+                                        form, x, P, norm, l1, seed, count, wire, nullptr, shared),
+                                    part);
+  if (threadIdx.x == 0)
+    add_encoding_figures(static_cast<double>(errors),
+                         static_cast<double>(norm) * static_cast<double>(norm), sums);
+}
+
+// QSGD by buckets over one vector x into wire: block k quantizes bucket k with its norm (a
+// tree over the block in a fixed order) and leaves its (error^2, norm^2) in partials, which
+// encode_figures_kernel then sums in bucket order.
+constexpr int kCodecBucketThreads = 128;
+__global__ void codec_qsgd_bucket_kernel(const float* x, float* wire, std::size_t P,
+                                         ResidentCompression form, std::uint64_t seed,
+                                         std::uint64_t count, float* partials) {
+  __shared__ float part[kCodecBucketThreads];
+  const std::size_t first = static_cast<std::size_t>(blockIdx.x) * form.bucket;
+  const std::size_t end = first + form.bucket < P ? first + form.bucket : P;
+  float squares = 0;
+  for (std::size_t e = first + threadIdx.x; e < end; e += kCodecBucketThreads)
+    squares += x[e] * x[e];
+  const float norm = sqrtf(block_sum<kCodecBucketThreads>(squares, part));
+  const QsgdBucket k = qsgd_bucket(norm, end - first, form.bits, form.contractive);
+  float errors = 0;
+  for (std::size_t e = first + threadIdx.x; e < end; e += kCodecBucketThreads) {
+    const float v = qsgd_element(k, x[e], counter_uniform(seed, count, e));
+    wire[e] = v;
+    errors += (v - x[e]) * (v - x[e]);
+  }
+  errors = block_sum<kCodecBucketThreads>(errors, part);
+  if (threadIdx.x == 0) {
+    partials[2 * blockIdx.x] = k.pass_through ? 0.0f : errors; // as Qsgd::encode counts it
+    partials[2 * blockIdx.x + 1] = norm * norm;
+  }
+}
+
 class DeviceCodec {
 public:
   DeviceCodec(const ResidentCodec& codec, std::size_t nodes, std::size_t P, cudaStream_t stream,
               TransferStats& bus)
-      : codec_(codec), lattice_(codec.kind == ResidentCodec::Kind::lattice),
+      : codec_(codec), compress_(codec.kind == ResidentCodec::Kind::compress),
+        lattice_(codec.kind == ResidentCodec::Kind::lattice),
         c_(lattice_ ? lattice_codec(codec.bits, codec.side, codec.stochastic) : LatticeCodec{}),
         nodes_(nodes), P_(P), stream_(stream), bus_(bus), encodings_(nodes, 0) {
     sums_.resize(4 * nodes_, "cudaMalloc (resident encoding sums)");
@@ -116,23 +171,38 @@ public:
     failures_.resize(nodes_, "cudaMalloc (resident decoding failures)");
     check(cudaMemsetAsync(failures_.data, 0, nodes_ * sizeof(unsigned long long), stream_),
           "cudaMemsetAsync (resident decoding failures)");
-    partials_.resize(2 * kCodecBlocks, "cudaMalloc (resident encoding partials)");
+    partials_.resize(2 * std::max<std::size_t>(kCodecBlocks, buckets()),
+                     "cudaMalloc (resident encoding partials)");
   }
 
   // wire = C(x); its figures into the node's sums. The lattice's stochastic rounding draws
   // from the node's counter-based stream (seeds sent up at the first encoding).
   void encode(int node, const float* x, float* wire) {
+    using Form = ResidentCompression::Kind;
+    const Form form = codec_.compression.kind;
+    const bool draws = (lattice_ && codec_.stochastic) ||
+                       (compress_ && (form == Form::qsgd || form == Form::random_k));
     std::uint64_t seed = 0;
-    if (lattice_ && codec_.stochastic) {
+    if (draws) {
       if (seeds_host_.empty()) // read once: the method draws them before its first step
         seeds_host_.assign(codec_.seeds, codec_.seeds + nodes_);
       seed = seeds_host_[static_cast<std::size_t>(node)];
     }
     const std::uint64_t count = encodings_[static_cast<std::size_t>(node)]++;
-    codec_encode_kernel<<<kCodecBlocks, kCodecThreads, 0, stream_>>>(x, wire, P_, c_, codec_.kind,
-                                                                     seed, count, partials_.data);
-    encode_figures_kernel<<<1, 1, 0, stream_>>>(partials_.data, kCodecBlocks,
-                                                sums_.data + 4 * static_cast<std::size_t>(node));
+    double* sums = sums_.data + 4 * static_cast<std::size_t>(node);
+    if (compress_ && buckets() > 0) {
+      const auto blocks = static_cast<unsigned>(buckets());
+      codec_qsgd_bucket_kernel<<<blocks, kCodecBucketThreads, 0, stream_>>>(
+          x, wire, P_, codec_.compression, seed, count, partials_.data);
+      encode_figures_kernel<<<1, 1, 0, stream_>>>(partials_.data, static_cast<int>(blocks), sums);
+    } else if (compress_) {
+      codec_compress_kernel<<<1, kCodecWholeThreads, 0, stream_>>>(x, wire, P_, codec_.compression,
+                                                                   seed, count, sums);
+    } else {
+      codec_encode_kernel<<<kCodecBlocks, kCodecThreads, 0, stream_>>>(x, wire, P_, c_, codec_.kind,
+                                                                       seed, count, partials_.data);
+      encode_figures_kernel<<<1, 1, 0, stream_>>>(partials_.data, kCodecBlocks, sums);
+    }
     check(cudaGetLastError(), "kernel launch (resident encoding)");
   }
   // out = the wire decoded against ref (float32, float16: the wire itself); failures counted.
@@ -176,7 +246,16 @@ public:
   }
 
 private:
+  // QSGD by buckets: the buckets of a vector; else 0.
+  std::size_t buckets() const {
+    const ResidentCompression& f = codec_.compression;
+    return compress_ && f.kind == ResidentCompression::Kind::qsgd && f.bucket > 0
+               ? (P_ + f.bucket - 1) / f.bucket
+               : 0;
+  }
+
   ResidentCodec codec_;
+  bool compress_ = false;
   bool lattice_;
   LatticeCodec c_;
   std::size_t nodes_, P_;

@@ -100,22 +100,10 @@ protected:
   ~ResidentCodecHost() = default;
 };
 
-// The same compressor as a device runs it: float32 (none: wire = x), float16 (half: wire = x
-// rounded to the nearest half) or SwarmSGD's lattice quantizer (LatticeQuantizer's bits, side
-// and rounding; the stochastic rounding's uniforms from each node's counter-based device
-// stream).
-struct ResidentCodec {
-  enum class Kind : std::uint8_t { none, half, lattice };
-  Kind kind = Kind::none;
-  int bits = 0;
-  double side = 0;
-  bool stochastic = false;
-  const std::uint64_t* seeds = nullptr; // per node, read at the first encoding
-};
-
 // The compressor a device runs for a resident CHOCO-SGD (the host's runs through
-// ResidentEncoder, the method's own compressor and stream): the device's form of each
-// built-in contractive compressor; none where the method's has none.
+// ResidentEncoder, the method's own compressor and stream), or for a resident SwarmSGD's
+// encodings (ResidentCodec's compress): the device's form of each built-in compressor; none
+// where the method's has none.
 struct ResidentCompression {
   enum class Kind : std::uint8_t {
     none,     // no device form
@@ -135,6 +123,21 @@ struct ResidentCompression {
   // counter-based, so that every element draws in parallel; the host's stream cannot be
   // split that way).
   const std::uint64_t* seeds = nullptr;
+};
+
+// The same compressor as a device runs it: float32 (none: wire = x), float16 (half: wire = x
+// rounded to the nearest half), SwarmSGD's lattice quantizer (LatticeQuantizer's bits, side
+// and rounding; the stochastic rounding's uniforms from each node's counter-based device
+// stream) or any other with a device form (compress: wire = `compression`'s Q(x), the decoded
+// floats, its draws from the same streams).
+struct ResidentCodec {
+  enum class Kind : std::uint8_t { none, half, lattice, compress };
+  Kind kind = Kind::none;
+  int bits = 0;
+  double side = 0;
+  bool stochastic = false;
+  const std::uint64_t* seeds = nullptr; // per node, read at the first encoding
+  ResidentCompression compression = {}; // compress's form
 };
 
 class ResidentVectors {

@@ -3,11 +3,7 @@
 #include "sim/optimizers/choco_sgd.hpp"
 
 #include "sim/core/errors.hpp"
-#include "sim/optimizers/compression/cast_compressor.hpp"
-#include "sim/optimizers/compression/qsgd.hpp"
-#include "sim/optimizers/compression/random_k.hpp"
-#include "sim/optimizers/compression/sign_compressor.hpp"
-#include "sim/optimizers/compression/top_k.hpp"
+#include "sim/optimizers/resident_compression.hpp"
 #include "topologies/topology.hpp"
 
 namespace dtsim {
@@ -65,32 +61,7 @@ std::size_t ChocoSgd::state_bytes() const {
 }
 
 ResidentCompression ChocoSgd::device_compression() const {
-  using Kind = ResidentCompression::Kind;
-  const Compressor* c = nodes_[0].compressor.get();
-  ResidentCompression form;
-  if (const auto* q = dynamic_cast<const Qsgd*>(c)) {
-    // A device keeps two floats of figures per bucket and step: buckets under 16
-    // coordinates would take more than an eighth of a row for them (none is a device form).
-    constexpr std::size_t kSmallestDeviceBucket = 16;
-    if (q->bucket() > 0 && q->bucket() < kSmallestDeviceBucket)
-      return form;
-    form.kind = Kind::qsgd;
-    form.bits = q->bits();
-    form.bucket = q->bucket() >= dim() ? 0 : q->bucket(); // one bucket: the whole vector
-    form.contractive = q->contractive();
-  } else if (const auto* t = dynamic_cast<const TopK*>(c)) {
-    form.kind = Kind::top_k;
-    form.keep = TopK::count(t->ratio(), dim());
-  } else if (const auto* r = dynamic_cast<const RandomK*>(c)) {
-    form.kind = Kind::random_k;
-    form.keep = TopK::count(r->ratio(), dim());
-    form.contractive = r->contractive();
-  } else if (dynamic_cast<const SignCompressor*>(c) != nullptr) {
-    form.kind = Kind::sign;
-  } else if (const auto* cast = dynamic_cast<const CastCompressor*>(c)) {
-    form.kind = cast->half() ? Kind::half : Kind::identity;
-  }
-  return form;
+  return resident_compression(*nodes_[0].compressor, dim());
 }
 
 bool ChocoSgd::can_attach_resident() const {

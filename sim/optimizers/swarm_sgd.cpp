@@ -5,6 +5,7 @@
 #include "sim/core/errors.hpp"
 #include "sim/optimizers/compression/cast_compressor.hpp"
 #include "sim/optimizers/compression/lattice_quantizer.hpp"
+#include "sim/optimizers/resident_compression.hpp"
 #include "topologies/topology.hpp"
 
 #include <algorithm>
@@ -63,13 +64,22 @@ std::int64_t SwarmSgd::send_bytes() const {
 
 std::optional<ResidentCodec> SwarmSgd::device_codec() const {
   const Compressor* c = nodes_[0].compressor.get();
-  if (const auto* cast = dynamic_cast<const CastCompressor*>(c))
-    return ResidentCodec{cast->half() ? ResidentCodec::Kind::half : ResidentCodec::Kind::none, 0,
-                         0.0, false, nullptr};
-  if (const auto* lattice = dynamic_cast<const LatticeQuantizer*>(c))
-    return ResidentCodec{ResidentCodec::Kind::lattice, lattice->bits(), lattice->side(),
-                         lattice->stochastic(), nullptr};
-  return std::nullopt;
+  ResidentCodec codec;
+  if (const auto* cast = dynamic_cast<const CastCompressor*>(c)) {
+    codec.kind = cast->half() ? ResidentCodec::Kind::half : ResidentCodec::Kind::none;
+  } else if (const auto* lattice = dynamic_cast<const LatticeQuantizer*>(c)) {
+    codec.kind = ResidentCodec::Kind::lattice;
+    codec.bits = lattice->bits();
+    codec.side = lattice->side();
+    codec.stochastic = lattice->stochastic();
+  } else if (const ResidentCompression form = resident_compression(*c, dim_);
+             form.kind != ResidentCompression::Kind::none) {
+    codec.kind = ResidentCodec::Kind::compress; // QSGD, top-k, random-k, sign
+    codec.compression = form;
+  } else {
+    return std::nullopt; // error feedback, a compressor added at run time
+  }
+  return codec;
 }
 
 bool SwarmSgd::can_attach_resident() const {

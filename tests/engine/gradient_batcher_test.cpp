@@ -196,6 +196,19 @@ TEST_SUITE("engine") {
          {"system.network.jitter_s=0.01"},
          true},
         {"{name: swarm-sgd, lr: 0.1, compressor: {kind: fp16}}", {"nodes=9"}, true},
+        // SwarmSGD with every other built-in compressor that has a device form (QSGD by
+        // buckets and over the whole vector, top-k, random-k, sign): the encodings through the
+        // method's own compressors and streams; with error feedback it has none.
+        {"{name: swarm-sgd, lr: 0.1, compressor: {kind: qsgd, bits: 4, bucket: 100}}", {}, true},
+        {"{name: swarm-sgd, lr: 0.1, momentum: 0.9, compressor: {kind: qsgd, bucket: 0}}",
+         {"system.network.jitter_s=0.01"},
+         true},
+        {"{name: swarm-sgd, lr: 0.1, compressor: {kind: topk, ratio: 0.3}}", {}, true},
+        {"{name: swarm-sgd, lr: 0.1, compressor: {kind: randomk, ratio: 0.5}}", {}, true},
+        {"{name: swarm-sgd, lr: 0.05, compressor: {kind: sign}}", {}, true},
+        {"{name: swarm-sgd, lr: 0.1, compressor: {kind: topk, ratio: 0.3, error_feedback: true}}",
+         {},
+         false},
         // Momentum tracking: m, d and two-vector messages in the backend, the all-reduce of
         // the first gradients there; with weight decay on a one-peer exponential schedule,
         // and with network jitter.
