@@ -120,13 +120,8 @@ __global__ void choco_stats_kernel(const int* node, int count, const float* buck
   const int b = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (b >= count)
     return;
-  double error_sq = 0, norm_sq = 0;
-  for (unsigned k = 0; k < buckets; ++k) {
-    const float* stats = bucket_stats + 2 * (static_cast<std::size_t>(b) * buckets + k);
-    error_sq += static_cast<double>(stats[0]);
-    norm_sq += static_cast<double>(stats[1]) * static_cast<double>(stats[1]);
-  }
-  add_encoding_figures(error_sq, norm_sq, node_sums + 4 * static_cast<std::size_t>(node[b]));
+  add_bucket_figures(bucket_stats + 2 * static_cast<std::size_t>(b) * buckets, buckets,
+                     node_sums + 4 * static_cast<std::size_t>(node[b]));
 }
 
 // The steps of a resident CHOCO-SGD: each node's step count (its device stream's counter),

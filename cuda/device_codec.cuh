@@ -74,6 +74,19 @@ __device__ inline void add_encoding_figures(double error_sq, double norm_sq, dou
   }
 }
 
+// One encoding's figures from its buckets' (error^2, norm) pairs, summed in bucket order in
+// double, added to its node's sums (`sums`, 4 floats: add_encoding_figures).
+__device__ inline void add_bucket_figures(const float* bucket_stats, unsigned buckets,
+                                          double* sums) {
+  double error_sq = 0, norm_sq = 0;
+  for (unsigned k = 0; k < buckets; ++k) {
+    const float* stats = bucket_stats + 2 * static_cast<std::size_t>(k);
+    error_sq += static_cast<double>(stats[0]);
+    norm_sq += static_cast<double>(stats[1]) * static_cast<double>(stats[1]);
+  }
+  add_encoding_figures(error_sq, norm_sq, sums);
+}
+
 // The encoding's figures from the blocks' sums, in block order. One thread.
 __global__ void encode_figures_kernel(const float* partials, int blocks, double* sums) {
   double error_sq = 0, norm_sq = 0;
@@ -130,8 +143,8 @@ __global__ void __launch_bounds__(kCodecWholeThreads)
 }
 
 // QSGD by buckets over one vector x into wire: block k quantizes bucket k with its norm (a
-// tree over the block in a fixed order) and leaves its (error^2, norm^2) in partials, which
-// encode_figures_kernel then sums in bucket order.
+// tree over the block in a fixed order) and leaves its (error^2, norm) in partials, which
+// bucket_figures_kernel then sums in bucket order.
 constexpr int kCodecBucketThreads = 128;
 __global__ void codec_qsgd_bucket_kernel(const float* x, float* wire, std::size_t P,
                                          ResidentCompression form, std::uint64_t seed,
@@ -153,8 +166,13 @@ __global__ void codec_qsgd_bucket_kernel(const float* x, float* wire, std::size_
   errors = block_sum<kCodecBucketThreads>(errors, part);
   if (threadIdx.x == 0) {
     partials[2 * blockIdx.x] = k.pass_through ? 0.0f : errors; // as Qsgd::encode counts it
-    partials[2 * blockIdx.x + 1] = norm * norm;
+    partials[2 * blockIdx.x + 1] = norm;
   }
+}
+
+// add_bucket_figures by one thread.
+__global__ void bucket_figures_kernel(const float* partials, unsigned buckets, double* sums) {
+  add_bucket_figures(partials, buckets, sums);
 }
 
 class DeviceCodec {
@@ -194,7 +212,7 @@ public:
       const auto blocks = static_cast<unsigned>(buckets());
       codec_qsgd_bucket_kernel<<<blocks, kCodecBucketThreads, 0, stream_>>>(
           x, wire, P_, codec_.compression, seed, count, partials_.data);
-      encode_figures_kernel<<<1, 1, 0, stream_>>>(partials_.data, static_cast<int>(blocks), sums);
+      bucket_figures_kernel<<<1, 1, 0, stream_>>>(partials_.data, blocks, sums);
     } else if (compress_) {
       codec_compress_kernel<<<1, kCodecWholeThreads, 0, stream_>>>(x, wire, P_, codec_.compression,
                                                                    seed, count, sums);

@@ -50,11 +50,12 @@ double relative_gap(const TraceContents& a, const TraceContents& b, const char* 
 }
 
 // Half an epoch of the quickstart with `extra` on cpu-resident, then twice on cuda-resident:
-// the device's run attaches, makes the CPU's gradient steps, ends within 0.5 accuracy points
-// of it and repeats bit for bit in the losses, the accuracy and `more` columns. Returns the
-// CPU's run and the device's.
+// the device's run attaches, makes the CPU's gradient steps, ends within accuracy_gap (0.5
+// accuracy points unless said) of it and repeats bit for bit in the losses, the accuracy and
+// `more` columns. Returns the CPU's run and the device's.
 std::pair<TraceContents, TraceContents>
-check_resident_twin(const std::string& extra, std::initializer_list<const char*> more = {}) {
+check_resident_twin(const std::string& extra, std::initializer_list<const char*> more = {},
+                    double accuracy_gap = 0.005) {
   const std::string settings = "--set stop.epochs=0.5 " + extra;
   TraceContents cpu = run("cpu-resident", "twin-cpu", "scenarios/quickstart.yaml", settings);
   TraceContents gpu = run("cuda-resident", "twin-cuda", "scenarios/quickstart.yaml", settings);
@@ -63,7 +64,7 @@ check_resident_twin(const std::string& extra, std::initializer_list<const char*>
   CHECK(gpu.number_attributes.at("resident_vectors") == 1);
   CHECK(gpu.number_attributes.at("gradient_steps") == cpu.number_attributes.at("gradient_steps"));
   CHECK(std::abs(gpu.metrics.at("test_accuracy").back() - cpu.metrics.at("test_accuracy").back()) <=
-        0.005);
+        accuracy_gap);
   std::vector<const char*> columns = {"test_accuracy", "test_loss", "train_loss"};
   columns.insert(columns.end(), more.begin(), more.end());
   for (const char* column : columns) {
@@ -237,19 +238,32 @@ TEST_SUITE("cuda") {
     // compresses its x_half - xhat there (x_half, the public estimates and their sums on the
     // device); SwarmSGD (since 2026-11-27) its public models, a block per message (0.753,
     // 0.647 and 0.560 accuracy on cpu-resident). Half an epoch each. The quantization error is
-    // the same quantity (for QSGD from other draws): within 5% of the host's.
-    for (const char* method :
-         {"choco-sgd, lr: 0.05, momentum: 0.9, gamma: 0.6", "swarm-sgd, lr: 0.05, momentum: 0.9"})
-      for (const char* compressor :
-           {"{kind: qsgd, bits: 8}", "{kind: topk, ratio: 0.1}", "{kind: sign}"}) {
-        CAPTURE(method);
-        CAPTURE(compressor);
-        const auto [cpu, gpu] = check_resident_twin(
-            std::string("--set 'algorithm={name: ") + method + ", compressor: " + compressor + "}'",
-            {"quantization_error", "consensus_distance"});
-        CHECK(cpu.metrics.at("quantization_error_rel").back() > 0);
-        CHECK(relative_gap(gpu, cpu, "quantization_error_rel") < 0.05);
-      }
+    // the same quantity (for QSGD from other draws): within 5% of the host's. SwarmSGD's QSGD
+    // draws on the host come from the node's stream, which also picks its partners: on the
+    // device they do not, so that run takes other partners than the CPU's, and only the same
+    // accuracy within 2 points and the error within 10% are asked of it.
+    struct Case {
+      const char* method;
+      const char* compressor;
+      double accuracy_gap, error_gap;
+    };
+    const char* choco = "choco-sgd, lr: 0.05, momentum: 0.9, gamma: 0.6";
+    const char* swarm = "swarm-sgd, lr: 0.05, momentum: 0.9";
+    for (const Case& c : {Case{choco, "{kind: qsgd, bits: 8}", 0.005, 0.05},
+                          Case{choco, "{kind: topk, ratio: 0.1}", 0.005, 0.05},
+                          Case{choco, "{kind: sign}", 0.005, 0.05},
+                          Case{swarm, "{kind: qsgd, bits: 8}", 0.02, 0.10},
+                          Case{swarm, "{kind: topk, ratio: 0.1}", 0.005, 0.05},
+                          Case{swarm, "{kind: sign}", 0.005, 0.05}}) {
+      CAPTURE(c.method);
+      CAPTURE(c.compressor);
+      const auto [cpu, gpu] =
+          check_resident_twin(std::string("--set 'algorithm={name: ") + c.method +
+                                  ", compressor: " + c.compressor + "}'",
+                              {"quantization_error", "consensus_distance"}, c.accuracy_gap);
+      CHECK(cpu.metrics.at("quantization_error_rel").back() > 0);
+      CHECK(relative_gap(gpu, cpu, "quantization_error_rel") < c.error_gap);
+    }
   }
 
   TEST_CASE("CUDA: without a device, backend cuda is refused before the run with exit 2") {

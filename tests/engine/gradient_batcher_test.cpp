@@ -197,9 +197,10 @@ TEST_SUITE("engine") {
          true},
         {"{name: swarm-sgd, lr: 0.1, compressor: {kind: fp16}}", {"nodes=9"}, true},
         // SwarmSGD with every other built-in compressor that has a device form (QSGD by
-        // buckets and over the whole vector, top-k, random-k, sign): the encodings through the
-        // method's own compressors and streams; with error feedback it has none.
-        {"{name: swarm-sgd, lr: 0.1, compressor: {kind: qsgd, bits: 4, bucket: 100}}", {}, true},
+        // buckets of 16 of the model's 68 floats and over the whole vector, top-k, random-k,
+        // sign): the encodings through the method's own compressors and streams (the device
+        // forms' parameters: resident_compression_test.cpp); with error feedback it has none.
+        {"{name: swarm-sgd, lr: 0.1, compressor: {kind: qsgd, bits: 4, bucket: 16}}", {}, true},
         {"{name: swarm-sgd, lr: 0.1, momentum: 0.9, compressor: {kind: qsgd, bucket: 0}}",
          {"system.network.jitter_s=0.01"},
          true},
