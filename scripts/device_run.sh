@@ -20,7 +20,8 @@
 # 'eval' per-node evaluations (LeNet at 256 nodes, ResNet-20 at 32) with both binaries in turn;
 # 'mixed' the goal row with this binary's first-layer mixing in the forward pass off and on
 # (DTSIM_CUDA_MIXED_FORWARD=0 / 1) in turn, three times (bench/goal_row.py --pair
-# mixed0,mixed1), then on at 1.6 M steps.
+# mixed0,mixed1), then on at 1.6 M steps, and 3 rounds' kernels with it on under Nsight
+# Compute.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=$PWD/.device
@@ -153,6 +154,17 @@ if want mixed; then
   done
   step 120 "goal row, mixed forward, 1.6 M steps" env DTSIM_CUDA_MIXED_FORWARD=1 \
     BACKENDS="cuda-resident" CUDA_NODE_STEPS=1600000 bench/backend_bench.sh "$build" 1024
+  # The kernels that change, one at a time under Nsight Compute: the mixing (its rest of the
+  # row), the mixed forward kernel and the fused step (reading the minibatch by index), and
+  # cuBLAS's GEMMs beside them, over 3 resident 1,024-node rounds.
+  if [ -n "$ncu" ]; then
+    step 120 "kernels of mixed-forward resident MLP rounds, 1024 nodes (ncu)" \
+      env DTSIM_CUDA_MIXED_FORWARD=1 "$ncu" --clock-control none --launch-count 120 \
+      --metrics gpu__time_duration.sum,dram__bytes.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed \
+      --print-summary per-kernel --log-file "${OUT:-/tmp}/ncu_mlp_mixed.txt" \
+      "$build/apps/dtsim" run bench/dpsgd32.yaml --quiet --set nodes=1024 \
+      --set model.backend=cuda-resident -o /tmp/ncu_mlp_mixed.h5 --set stop.steps=3
+  fi
 fi
 # The goal row's steady state: this binary at 1,024 nodes with 1.6 M node-steps, three
 # times (with the 400 k-step runs of 'ab', the rate net of start-up is the extra steps over
