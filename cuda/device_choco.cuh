@@ -25,6 +25,15 @@ __device__ inline float choco_sum(const ChocoRows& c, std::size_t i) {
   return c.adapt_then_combine ? 0.0f : c.s[i];
 }
 
+// Element e of a step entry's difference (choco_difference_element on the entry's rows r,
+// its node's row at `row` of the choco rows): x_half and the momentum written.
+__device__ inline float choco_difference_at(const StepBatch& s, const ChocoRows& c,
+                                            const StepRows& r, std::size_t row, std::size_t e) {
+  return choco_difference_element(s, c, r.lr, r.g[e], r.x[e], r.m ? r.m[e] : 0.0f, c.xhat[row + e],
+                                  choco_sum(c, row + e), r.m ? r.m + e : nullptr,
+                                  c.x_half + row + e);
+}
+
 struct ChocoPlan {
   ResidentCompression form;
   const std::uint64_t* seeds = nullptr; // per node
@@ -49,9 +58,7 @@ __global__ void choco_bucket_kernel(StepBatch s, ChocoRows c, ChocoPlan q, float
   const std::size_t end = first + q.form.bucket < P ? first + q.form.bucket : P;
   float squares = 0;
   for (std::size_t e = first + threadIdx.x; e < end; e += kChocoBucketThreads) {
-    const float d = choco_difference_element(s, c, r.lr, r.g[e], r.x[e], r.m ? r.m[e] : 0.0f,
-                                             c.xhat[row + e], choco_sum(c, row + e),
-                                             r.m ? r.m + e : nullptr, c.x_half + row + e);
+    const float d = choco_difference_at(s, c, r, row, e);
     r.g[e] = d; // the thread's own elements: read back by it alone, below
     squares += d * d;
   }
@@ -75,6 +82,42 @@ __global__ void choco_bucket_kernel(StepBatch s, ChocoRows c, ChocoPlan q, float
   }
 }
 
+// QSGD by buckets under kQsgdSmallBucket coordinates: block (k, y) steps buckets
+// [128 k, 128 k + 128) of step entry first_entry + y, a thread per bucket: the step before the
+// compression (choco_difference_element) over its bucket, then qsgd_small_bucket into the
+// message, xhat += q. Each block leaves its sums of error^2 and norm^2 (trees in a fixed
+// order) in block_stats.
+__global__ void choco_small_bucket_kernel(StepBatch s, ChocoRows c, ChocoPlan q, float* grads,
+                                          const float* models, float* momenta, std::size_t P,
+                                          float* block_stats, int first_entry) {
+  __shared__ float part[kSmallBucketThreads];
+  const int b = first_entry + static_cast<int>(blockIdx.y);
+  const StepRows r = step_rows(s, grads, models, momenta, P, b);
+  const std::size_t row = static_cast<std::size_t>(s.node[b]) * P;
+  const std::size_t first =
+      (static_cast<std::size_t>(blockIdx.x) * kSmallBucketThreads + threadIdx.x) * q.form.bucket;
+  float error_sq = 0, norm_sq = 0;
+  if (first < P) {
+    const std::size_t len = q.form.bucket < P - first ? q.form.bucket : P - first;
+    for (std::size_t e = first; e < first + len; ++e)
+      r.g[e] = choco_difference_at(s, c, r, row, e);
+    const float norm = sequential_norm(r.g + first, len);
+    norm_sq = norm * norm;
+    const std::uint64_t seed = q.seeds[s.node[b]], step = q.steps[b];
+    qsgd_small_bucket(
+        r.g, first, len, norm, q.form.bits, q.form.contractive,
+        [=](std::size_t e) { return counter_uniform(seed, step, e); }, r.out, c.xhat + row,
+        error_sq);
+  }
+  error_sq = block_sum<kSmallBucketThreads>(error_sq, part);
+  norm_sq = block_sum<kSmallBucketThreads>(norm_sq, part);
+  if (threadIdx.x == 0) {
+    float* stats = block_stats + 2 * (static_cast<std::size_t>(b) * gridDim.x + blockIdx.x);
+    stats[0] = error_sq;
+    stats[1] = norm_sq;
+  }
+}
+
 // Every other form: block y steps entry first_entry + y over its whole difference. First
 // the step before the compression (as choco_bucket_kernel's first stride) with the sums of
 // d^2 and |d| (trees over the block); then compress_whole_block into the message, xhat += q.
@@ -91,9 +134,7 @@ __global__ void __launch_bounds__(kChocoWholeThreads)
   const std::size_t row = static_cast<std::size_t>(s.node[b]) * P;
   float squares = 0, magnitudes = 0;
   for (std::size_t e = static_cast<std::size_t>(t); e < P; e += kChocoWholeThreads) {
-    const float d = choco_difference_element(s, c, r.lr, r.g[e], r.x[e], r.m ? r.m[e] : 0.0f,
-                                             c.xhat[row + e], choco_sum(c, row + e),
-                                             r.m ? r.m + e : nullptr, c.x_half + row + e);
+    const float d = choco_difference_at(s, c, r, row, e);
     r.g[e] = d; // every thread reads it after the sums' barriers
     squares += d * d;
     magnitudes += fabsf(d);
@@ -116,12 +157,12 @@ __global__ void __launch_bounds__(kChocoWholeThreads)
 // encoder's EncodeStats), added to its node's running sums (4 per node: error, count,
 // relative error, its count). One thread per entry; a node is in one entry.
 __global__ void choco_stats_kernel(const int* node, int count, const float* bucket_stats,
-                                   unsigned buckets, double* node_sums) {
+                                   unsigned buckets, double* node_sums, bool squared) {
   const int b = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (b >= count)
     return;
   add_bucket_figures(bucket_stats + 2 * static_cast<std::size_t>(b) * buckets, buckets,
-                     node_sums + 4 * static_cast<std::size_t>(node[b]));
+                     node_sums + 4 * static_cast<std::size_t>(node[b]), squared);
 }
 
 // The steps of a resident CHOCO-SGD: each node's step count (its device stream's counter),
@@ -162,10 +203,19 @@ public:
            float* grads, const float* models, float* momenta) {
     const ChocoPlan plan{form_, seeds_.data, step_counts_.device.data};
     const bool buckets = form_.kind == ResidentCompression::Kind::qsgd && form_.bucket > 0;
-    const auto per_entry =
+    const bool small = buckets && form_.bucket < kQsgdSmallBucket; // a thread per bucket
+    const auto bucket_count =
         buckets ? static_cast<unsigned>((P_ + form_.bucket - 1) / form_.bucket) : 1u;
+    const auto per_entry = // figures per entry: per block of small buckets, else per bucket
+        small ? (bucket_count + kSmallBucketThreads - 1) / kSmallBucketThreads : bucket_count;
     stats_.resize(2 * count * per_entry, "cudaMalloc (resident compression figures)");
-    if (buckets) {
+    if (small) {
+      for (std::size_t at = 0; at < count; at += kMaxGridY) {
+        const auto slice = static_cast<unsigned>(std::min(kMaxGridY, count - at));
+        choco_small_bucket_kernel<<<dim3(per_entry, slice), kSmallBucketThreads, 0, stream_>>>(
+            batch, rows, plan, grads, models, momenta, P_, stats_.data, static_cast<int>(at));
+      }
+    } else if (buckets) {
       for (std::size_t at = 0; at < count; at += kMaxGridY) {
         const auto slice = static_cast<unsigned>(std::min(kMaxGridY, count - at));
         choco_bucket_kernel<<<dim3(per_entry, slice), kChocoBucketThreads, 0, stream_>>>(
@@ -179,7 +229,7 @@ public:
     constexpr int kStatsThreads = 128;
     choco_stats_kernel<<<static_cast<unsigned>((count + kStatsThreads - 1) / kStatsThreads),
                          kStatsThreads, 0, stream_>>>(node, static_cast<int>(count), stats_.data,
-                                                      per_entry, sums_.data);
+                                                      per_entry, sums_.data, small);
     check(cudaGetLastError(), "kernel launch (resident CHOCO-SGD figures)");
   }
 

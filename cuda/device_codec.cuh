@@ -74,15 +74,17 @@ __device__ inline void add_encoding_figures(double error_sq, double norm_sq, dou
   }
 }
 
-// One encoding's figures from its buckets' (error^2, norm) pairs, summed in bucket order in
-// double, added to its node's sums (`sums`, 4 floats: add_encoding_figures).
-__device__ inline void add_bucket_figures(const float* bucket_stats, unsigned buckets,
-                                          double* sums) {
+// One encoding's figures from its buckets' (error^2, norm) pairs (or, with squared, (error^2,
+// norm^2) pairs of groups of buckets), summed in order in double, added to its node's sums
+// (`sums`, 4 floats: add_encoding_figures).
+__device__ inline void add_bucket_figures(const float* bucket_stats, unsigned buckets, double* sums,
+                                          bool squared = false) {
   double error_sq = 0, norm_sq = 0;
   for (unsigned k = 0; k < buckets; ++k) {
     const float* stats = bucket_stats + 2 * static_cast<std::size_t>(k);
     error_sq += static_cast<double>(stats[0]);
-    norm_sq += static_cast<double>(stats[1]) * static_cast<double>(stats[1]);
+    norm_sq += squared ? static_cast<double>(stats[1])
+                       : static_cast<double>(stats[1]) * static_cast<double>(stats[1]);
   }
   add_encoding_figures(error_sq, norm_sq, sums);
 }
@@ -170,6 +172,33 @@ __global__ void codec_qsgd_bucket_kernel(const float* x, float* wire, std::size_
   }
 }
 
+// QSGD by buckets under kQsgdSmallBucket coordinates over one vector x into wire: a thread
+// per bucket (qsgd_small_bucket); each block's sums of error^2 and norm^2 (trees in a fixed
+// order) in partials, which encode_figures_kernel then sums in block order.
+constexpr int kSmallBucketThreads = 128;
+__global__ void codec_qsgd_small_kernel(const float* x, float* wire, std::size_t P,
+                                        ResidentCompression form, std::uint64_t seed,
+                                        std::uint64_t count, float* partials) {
+  __shared__ float part[kSmallBucketThreads];
+  const std::size_t first =
+      (static_cast<std::size_t>(blockIdx.x) * kSmallBucketThreads + threadIdx.x) * form.bucket;
+  float error_sq = 0, norm_sq = 0;
+  if (first < P) {
+    const std::size_t len = form.bucket < P - first ? form.bucket : P - first;
+    const float norm = sequential_norm(x + first, len);
+    norm_sq = norm * norm;
+    qsgd_small_bucket(
+        x, first, len, norm, form.bits, form.contractive,
+        [=](std::size_t e) { return counter_uniform(seed, count, e); }, wire, nullptr, error_sq);
+  }
+  error_sq = block_sum<kSmallBucketThreads>(error_sq, part);
+  norm_sq = block_sum<kSmallBucketThreads>(norm_sq, part);
+  if (threadIdx.x == 0) {
+    partials[2 * blockIdx.x] = error_sq;
+    partials[2 * blockIdx.x + 1] = norm_sq;
+  }
+}
+
 // add_bucket_figures by one thread.
 __global__ void bucket_figures_kernel(const float* partials, unsigned buckets, double* sums) {
   add_bucket_figures(partials, buckets, sums);
@@ -208,7 +237,13 @@ public:
     }
     const std::uint64_t count = encodings_[static_cast<std::size_t>(node)]++;
     double* sums = sums_.data + 4 * static_cast<std::size_t>(node);
-    if (compress_ && buckets() > 0) {
+    if (compress_ && buckets() > 0 && codec_.compression.bucket < kQsgdSmallBucket) {
+      const auto blocks =
+          static_cast<unsigned>((buckets() + kSmallBucketThreads - 1) / kSmallBucketThreads);
+      codec_qsgd_small_kernel<<<blocks, kSmallBucketThreads, 0, stream_>>>(
+          x, wire, P_, codec_.compression, seed, count, partials_.data);
+      encode_figures_kernel<<<1, 1, 0, stream_>>>(partials_.data, static_cast<int>(blocks), sums);
+    } else if (compress_ && buckets() > 0) {
       const auto blocks = static_cast<unsigned>(buckets());
       codec_qsgd_bucket_kernel<<<blocks, kCodecBucketThreads, 0, stream_>>>(
           x, wire, P_, codec_.compression, seed, count, partials_.data);

@@ -502,6 +502,16 @@ DTSIM_HD inline QsgdBucket qsgd_bucket(float norm, std::size_t len, int bits, bo
   }
   return q;
 }
+// QSGD buckets under kQsgdSmallBucket coordinates run a thread per bucket (a block per
+// bucket would leave most of its threads idle); the norm a sequential sum.
+constexpr std::size_t kQsgdSmallBucket = 16;
+DTSIM_HD inline float sequential_norm(const float* d, std::size_t len) {
+  float squares = 0;
+  for (std::size_t e = 0; e < len; ++e)
+    squares += d[e] * d[e];
+  return sqrtf(squares);
+}
+
 // Element d of the bucket quantized with the uniform u in (0, 1): floor(r + u) levels,
 // r = min(|d| s / norm, s), so that r is rounded up with probability frac(r); d's sign.
 DTSIM_HD inline float qsgd_element(const QsgdBucket& q, float d, float u) {
@@ -509,6 +519,27 @@ DTSIM_HD inline float qsgd_element(const QsgdBucket& q, float d, float u) {
     return d;
   const float r = fminf(fabsf(d) * q.levels_over_norm, q.levels) + u;
   return copysignf(floorf(r) * q.unit, d);
+}
+
+// One small bucket (len coordinates of d from `first`, whose norm the caller gives) quantized
+// by one thread into out (and added to xhat where it is not null), element e with
+// uniform(e): adds its squared error (none where it passes through, as Qsgd::encode counts
+// it) to error_sq.
+template <class Uniform>
+DTSIM_HD inline void qsgd_small_bucket(const float* d, std::size_t first, std::size_t len,
+                                       float norm, int bits, bool contractive, Uniform uniform,
+                                       float* out, float* xhat, float& error_sq) {
+  const QsgdBucket q = qsgd_bucket(norm, len, bits, contractive);
+  float errors = 0;
+  for (std::size_t e = first; e < first + len; ++e) {
+    const float v = qsgd_element(q, d[e], uniform(e));
+    out[e] = v;
+    if (xhat)
+      xhat[e] += v;
+    errors += (v - d[e]) * (v - d[e]);
+  }
+  if (!q.pass_through)
+    error_sq += errors;
 }
 
 // x rounded to the nearest IEEE half precision value (ties to even) and back to float: the

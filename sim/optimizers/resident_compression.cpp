@@ -13,11 +13,6 @@ ResidentCompression resident_compression(const Compressor& c, std::size_t dim) {
   using Kind = ResidentCompression::Kind;
   ResidentCompression form;
   if (const auto* q = dynamic_cast<const Qsgd*>(&c)) {
-    // A device keeps two floats of figures per bucket and step: buckets under 16
-    // coordinates would take more than an eighth of a row for them (none is a device form).
-    constexpr std::size_t kSmallestDeviceBucket = 16;
-    if (q->bucket() > 0 && q->bucket() < kSmallestDeviceBucket)
-      return form;
     form.kind = Kind::qsgd;
     form.bits = q->bits();
     form.bucket = q->bucket() >= dim ? 0 : q->bucket(); // one bucket: the whole vector

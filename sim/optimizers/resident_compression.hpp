@@ -10,9 +10,9 @@
 
 namespace dtsim {
 
-// QSGD (buckets of 16 coordinates or more, or one over the whole vector), top-k, random-k,
-// sign, fp16 and float32 have a device form; anything else (the lattice quantizer, error
-// feedback, a compressor added at run time) has none (kind none). `dim`: the vector's length.
+// QSGD (by buckets, or one over the whole vector), top-k, random-k, sign, fp16 and float32
+// have a device form; anything else (the lattice quantizer, error feedback, a compressor
+// added at run time) has none (kind none). `dim`: the vector's length.
 ResidentCompression resident_compression(const Compressor& c, std::size_t dim);
 
 } // namespace dtsim

@@ -106,6 +106,49 @@ TEST_SUITE("cuda") {
     }
   }
 
+  TEST_CASE("Resident math: small QSGD buckets, a thread each, are Qsgd::encode's too") {
+    // qsgd_small_bucket (buckets under kQsgdSmallBucket, a device thread per bucket) with the
+    // host's norms and uniforms gives Qsgd::encode's values bit for bit; its own norm, a
+    // sequential sum, is the host's to rounding. A zero bucket passes through.
+    Rng rng = Rng::stream(24, "test", Rng::kNoNode);
+    std::vector<float> d = random_vector(rng, kP);
+    std::fill(d.begin() + 10, d.begin() + 15, 0.0f); // bucket 2 of 5
+    for (const std::size_t bucket : {std::size_t{5}, std::size_t{13}}) {
+      for (const bool contractive : {false, true}) {
+        CAPTURE(bucket);
+        CAPTURE(contractive);
+        CompressorSetup setup{kP};
+        setup.contractive = contractive;
+        Qsgd qsgd(qsgd_params(4, bucket), setup);
+        Rng stream = Rng::stream(25, "test", Rng::kNoNode);
+        Rng draws = stream; // the same numbers that encode() draws
+        std::vector<float> host(kP), xhat(kP, 1.0f);
+        const EncodeStats st = qsgd.encode(d, host, stream);
+        std::vector<float> u(kP);
+        fill_uniforms(draws, u);
+        std::vector<float> dev(kP);
+        double error_sq = 0;
+        for (std::size_t first = 0; first < kP; first += bucket) {
+          const std::size_t len = std::min(bucket, kP - first);
+          const auto part = std::span<const float>(d).subspan(first, len);
+          const float norm = Qsgd::bucket_norm(part);
+          CHECK(sequential_norm(part.data(), len) == doctest::Approx(norm).epsilon(1e-6));
+          float errors = 0;
+          qsgd_small_bucket(
+              d.data(), first, len, norm, 4, contractive, [&](std::size_t e) { return u[e]; },
+              dev.data(), xhat.data(), errors);
+          error_sq += static_cast<double>(errors);
+        }
+        CHECK(dev == host);
+        for (std::size_t e = 0; e < kP; ++e) // xhat += q
+          CHECK(xhat[e] == 1.0f + dev[e]);
+        CHECK(std::all_of(dev.begin() + 10, dev.begin() + 15, [](float v) { return v == 0.0f; }));
+        CHECK(error_sq == doctest::Approx(st.error_sq).epsilon(1e-5));
+        CHECK(error_sq > 0);
+      }
+    }
+  }
+
   TEST_CASE("Resident math: a non-finite QSGD bucket passes through, as on the host") {
     const float inf = std::numeric_limits<float>::infinity();
     for (const float norm : {0.0f, inf, std::nanf("")}) {
