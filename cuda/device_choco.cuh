@@ -2,8 +2,9 @@
 // A resident CHOCO-SGD's local steps on the device: the step before the compression, the
 // compression of the difference by the device's form of the method's compressor
 // (ResidentCompression), xhat += q and the message q, each entry's encoding figures kept per
-// node until the method takes them. QSGD by buckets runs a block per bucket; every other
-// form a block per entry over the whole difference (device_compression.cuh).
+// node until the method takes them. QSGD by buckets runs a block per bucket (under 16
+// coordinates a thread per bucket); every other form a block per entry over the whole
+// difference (device_compression.cuh).
 #pragma once
 
 #include "cuda/device_codec.cuh"
@@ -153,9 +154,10 @@ __global__ void __launch_bounds__(kChocoWholeThreads)
 }
 
 // Each step entry's encoding figures (GossipStats::encoded's per message: ||q - d|| and, for
-// d != 0, ||q - d|| / ||d||, from its buckets' sums in bucket order in double, as an
-// encoder's EncodeStats), added to its node's running sums (4 per node: error, count,
-// relative error, its count). One thread per entry; a node is in one entry.
+// d != 0, ||q - d|| / ||d||, from its buckets' (error^2, norm) in bucket order in double, as
+// an encoder's EncodeStats, or with `squared` its blocks' (error^2, norm^2) of small buckets),
+// added to its node's running sums (4 per node: error, count, relative error, its count).
+// One thread per entry; a node is in one entry.
 __global__ void choco_stats_kernel(const int* node, int count, const float* bucket_stats,
                                    unsigned buckets, double* node_sums, bool squared) {
   const int b = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
@@ -247,7 +249,10 @@ private:
   bool seeded_ = false;
   DeviceArray<std::uint64_t> seeds_;
   StagedPlan<std::uint64_t> step_counts_;
-  DeviceArray<float> stats_; // 2 per bucket (or entry) of the batch: error^2, norm
+  // 2 per bucket (or entry) of the batch, error^2 and norm; small buckets: 2 per block of
+  // them, error^2 and norm^2 (float sums over 128 buckets: on a diverging run they reach
+  // inf before the host's double sums do).
+  DeviceArray<float> stats_;
   DeviceArray<double> sums_; // 4 per node
 };
 
