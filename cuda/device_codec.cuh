@@ -212,6 +212,12 @@ public:
         lattice_(codec.kind == ResidentCodec::Kind::lattice),
         c_(lattice_ ? lattice_codec(codec.bits, codec.side, codec.stochastic) : LatticeCodec{}),
         nodes_(nodes), P_(P), stream_(stream), bus_(bus), encodings_(nodes, 0) {
+    if (codec.error_feedback) { // the residuals start at zero
+      errors_.resize(nodes_ * P_, "cudaMalloc (resident error-feedback residuals)");
+      check(cudaMemsetAsync(errors_.data, 0, nodes_ * P_ * sizeof(float), stream_),
+            "cudaMemsetAsync (resident error-feedback residuals)");
+      input_.resize(P_, "cudaMalloc (resident error-feedback input)");
+    }
     sums_.resize(4 * nodes_, "cudaMalloc (resident encoding sums)");
     check(cudaMemsetAsync(sums_.data, 0, 4 * nodes_ * sizeof(double), stream_),
           "cudaMemsetAsync (resident encoding sums)");
@@ -225,6 +231,24 @@ public:
   // wire = C(x); its figures into the node's sums. The lattice's stochastic rounding draws
   // from the node's counter-based stream (seeds sent up at the first encoding).
   void encode(int node, const float* x, float* wire) {
+    if (!codec_.error_feedback) {
+      encode_plain(node, x, wire);
+      return;
+    }
+    // ErrorFeedback::encode: v = x + e, wire = C(v), e = v - the sender's own view of the wire
+    // (the wire itself where it holds the decoded values, the lattice's values of its indices).
+    float* e = errors_.data + static_cast<std::size_t>(node) * P_;
+    float* v = input_.data;
+    each_element(stream_, 1, P_, [=] __device__(int, std::size_t k) { v[k] = x[k] + e[k]; });
+    check(cudaGetLastError(), "kernel launch (resident error feedback)");
+    encode_plain(node, v, wire);
+    const float side = lattice_ ? c_.side : 1.0f;
+    each_element(stream_, 1, P_,
+                 [=] __device__(int, std::size_t k) { e[k] = v[k] - wire[k] * side; });
+    check(cudaGetLastError(), "kernel launch (resident error feedback)");
+  }
+  // wire = C(x), without error feedback.
+  void encode_plain(int node, const float* x, float* wire) {
     using Form = ResidentCompression::Kind;
     const Form form = codec_.compression.kind;
     const bool draws = (lattice_ && codec_.stochastic) ||
@@ -316,6 +340,7 @@ private:
   TransferStats& bus_;
   std::vector<std::uint64_t> seeds_host_;
   std::vector<std::uint64_t> encodings_; // per node: its stream's counter
+  DeviceArray<float> errors_, input_;    // error feedback: each node's residual, v = x + e
   DeviceArray<double> sums_;
   DeviceArray<unsigned long long> failures_;
   DeviceArray<float> partials_;

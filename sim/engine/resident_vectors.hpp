@@ -138,6 +138,9 @@ struct ResidentCodec {
   bool stochastic = false;
   const std::uint64_t* seeds = nullptr; // per node, read at the first encoding
   ResidentCompression compression = {}; // compress's form
+  // Error feedback (ErrorFeedback's): each node's residual e, a vector of its own; the
+  // encoding compresses v = x + e and keeps e = v - (the sender's own view of the wire).
+  bool error_feedback = false;
 };
 
 class ResidentVectors {

@@ -4,6 +4,7 @@
 
 #include "sim/core/errors.hpp"
 #include "sim/optimizers/compression/cast_compressor.hpp"
+#include "sim/optimizers/compression/error_feedback.hpp"
 #include "sim/optimizers/compression/lattice_quantizer.hpp"
 #include "sim/optimizers/resident_compression.hpp"
 #include "topologies/topology.hpp"
@@ -65,6 +66,10 @@ std::int64_t SwarmSgd::send_bytes() const {
 std::optional<ResidentCodec> SwarmSgd::device_codec() const {
   const Compressor* c = nodes_[0].compressor.get();
   ResidentCodec codec;
+  if (const auto* feedback = dynamic_cast<const ErrorFeedback*>(c)) {
+    codec.error_feedback = true; // around the inner compressor's form
+    c = &feedback->inner();
+  }
   if (const auto* cast = dynamic_cast<const CastCompressor*>(c)) {
     codec.kind = cast->half() ? ResidentCodec::Kind::half : ResidentCodec::Kind::none;
   } else if (const auto* lattice = dynamic_cast<const LatticeQuantizer*>(c)) {
@@ -77,9 +82,13 @@ std::optional<ResidentCodec> SwarmSgd::device_codec() const {
     codec.kind = ResidentCodec::Kind::compress; // QSGD, top-k, random-k, sign
     codec.compression = form;
   } else {
-    return std::nullopt; // error feedback, a compressor added at run time
+    return std::nullopt; // a compressor added at run time
   }
   return codec;
+}
+
+std::size_t SwarmSgd::resident_vectors_per_node() const {
+  return dynamic_cast<const ErrorFeedback*>(nodes_[0].compressor.get()) ? 11 : 10;
 }
 
 bool SwarmSgd::can_attach_resident() const {

@@ -57,15 +57,16 @@ public:
   void add_node_columns(
       std::vector<std::pair<std::string, std::vector<double>>>& columns) const override;
 
-  // On a resident backend (with the float32, fp16 or lattice compressor): the public models
-  // (live rows; blocking: y_i itself), y_i, o_i, Q(X_i) and the decodings stay there as
+  // On a resident backend (with any built-in compressor, also with error feedback): the public
+  // models (live rows; blocking: y_i itself), y_i, o_i, Q(X_i) and the decodings stay there as
   // vectors the protocol names, each step above queued as the same element-wise step
   // (vector_ops.hpp) or compressor step (ResidentVectors::encode, decode, own_view) that the host
   // path runs; the node's model takes y_i as a mixing of one input, and the local step writes y_i.
   bool attach_resident(ResidentVectors& vectors) override;
   bool can_attach_resident() const override;
-  // Model, gradient, momentum, X, y, o, Q(X), a decoding, a view and about one message.
-  std::size_t resident_vectors_per_node() const override { return 10; }
+  // Model, gradient, momentum, X, y, o, Q(X), a decoding, a view and about one message:
+  // ten, and with error feedback the residual.
+  std::size_t resident_vectors_per_node() const override;
 
   static constexpr std::int32_t kRequest = 1;
   static constexpr std::int32_t kReply = 2;

@@ -238,7 +238,8 @@ TEST_SUITE("cuda") {
     // compresses its x_half - xhat there (x_half, the public estimates and their sums on the
     // device); SwarmSGD (since 2026-11-27) its public models, a block per message (0.753,
     // 0.647 and 0.560 accuracy on cpu-resident). QSGD by buckets of 8 and 5 (5 does not
-    // divide the row: a partial last bucket) runs a thread per bucket (since 2026-11-27). Half an
+    // divide the row: a partial last bucket) runs a thread per bucket, and SwarmSGD's error
+    // feedback keeps a residual per node on the device (both since 2026-11-27). Half an
     // epoch each. The quantization error is the same quantity (for QSGD from other draws): within
     // 5% of the host's. SwarmSGD's QSGD draws on the host come from the node's stream, which also
     // picks its partners: on the device they do not, so that run takes other partners than the
@@ -250,15 +251,17 @@ TEST_SUITE("cuda") {
     };
     const char* choco = "choco-sgd, lr: 0.05, momentum: 0.9, gamma: 0.6";
     const char* swarm = "swarm-sgd, lr: 0.05, momentum: 0.9";
-    for (const Case& c : {Case{choco, "{kind: qsgd, bits: 8}", 0.005, 0.05},
-                          Case{choco, "{kind: topk, ratio: 0.1}", 0.005, 0.05},
-                          Case{choco, "{kind: sign}", 0.005, 0.05},
-                          Case{choco, "{kind: qsgd, bits: 8, bucket: 8}", 0.005, 0.05},
-                          Case{choco, "{kind: qsgd, bits: 8, bucket: 5}", 0.005, 0.05},
-                          Case{swarm, "{kind: qsgd, bits: 8}", 0.02, 0.10},
-                          Case{swarm, "{kind: qsgd, bits: 8, bucket: 8}", 0.02, 0.10},
-                          Case{swarm, "{kind: topk, ratio: 0.1}", 0.005, 0.05},
-                          Case{swarm, "{kind: sign}", 0.005, 0.05}}) {
+    for (const Case& c :
+         {Case{choco, "{kind: qsgd, bits: 8}", 0.005, 0.05},
+          Case{choco, "{kind: topk, ratio: 0.1}", 0.005, 0.05},
+          Case{choco, "{kind: sign}", 0.005, 0.05},
+          Case{choco, "{kind: qsgd, bits: 8, bucket: 8}", 0.005, 0.05},
+          Case{choco, "{kind: qsgd, bits: 8, bucket: 5}", 0.005, 0.05},
+          Case{swarm, "{kind: qsgd, bits: 8}", 0.02, 0.10},
+          Case{swarm, "{kind: qsgd, bits: 8, bucket: 8}", 0.02, 0.10},
+          Case{swarm, "{kind: topk, ratio: 0.1}", 0.005, 0.05},
+          Case{swarm, "{kind: sign}", 0.005, 0.05},
+          Case{swarm, "{kind: topk, ratio: 0.1, error_feedback: true}", 0.005, 0.05}}) {
       CAPTURE(c.method);
       CAPTURE(c.compressor);
       const auto [cpu, gpu] =

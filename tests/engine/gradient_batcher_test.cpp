@@ -198,9 +198,9 @@ TEST_SUITE("engine") {
         {"{name: swarm-sgd, lr: 0.1, compressor: {kind: fp16}}", {"nodes=9"}, true},
         // SwarmSGD with every other built-in compressor that has a device form (QSGD by
         // buckets of 16 and of 5 of the model's 68 floats and over the whole vector, top-k,
-        // random-k, sign): the encodings through the method's own compressors and streams (the
-        // device forms' parameters: resident_compression_test.cpp); with error feedback it has
-        // none.
+        // random-k, sign), and with error feedback (its residuals, on a device a vector per
+        // node): the encodings through the method's own compressors and streams (the device
+        // forms' parameters: resident_compression_test.cpp).
         {"{name: swarm-sgd, lr: 0.1, compressor: {kind: qsgd, bits: 4, bucket: 16}}", {}, true},
         {"{name: swarm-sgd, lr: 0.1, compressor: {kind: qsgd, bits: 2, bucket: 5}}", {}, true},
         {"{name: swarm-sgd, lr: 0.1, momentum: 0.9, compressor: {kind: qsgd, bucket: 0}}",
@@ -211,7 +211,11 @@ TEST_SUITE("engine") {
         {"{name: swarm-sgd, lr: 0.05, compressor: {kind: sign}}", {}, true},
         {"{name: swarm-sgd, lr: 0.1, compressor: {kind: topk, ratio: 0.3, error_feedback: true}}",
          {},
-         false},
+         true},
+        {"{name: swarm-sgd, lr: 0.1, compressor: {kind: lattice, bits: 8, side: 0.002, "
+         "error_feedback: true}}",
+         {},
+         true},
         // Momentum tracking: m, d and two-vector messages in the backend, the all-reduce of
         // the first gradients there; with weight decay on a one-peer exponential schedule,
         // and with network jitter.

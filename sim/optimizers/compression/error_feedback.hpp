@@ -30,6 +30,7 @@ public:
     return inner_->decode(wire, ref, out);
   }
   std::span<const float> memory() const { return {error_.data(), dim_}; }
+  const Compressor& inner() const { return *inner_; }
 
 private:
   std::unique_ptr<Compressor> inner_;
