@@ -67,14 +67,9 @@ __global__ void choco_bucket_kernel(StepBatch s, ChocoRows c, ChocoPlan q, float
   const QsgdBucket k = qsgd_bucket(norm, end - first, q.form.bits, q.form.contractive);
   const std::uint64_t seed = q.seeds[s.node[b]];
   const std::uint64_t step = q.steps[b];
-  float errors = 0;
-  for (std::size_t e = first + threadIdx.x; e < end; e += kChocoBucketThreads) {
-    const float d = r.g[e];
-    const float v = qsgd_element(k, d, counter_uniform(seed, step, e));
-    r.out[e] = v;
-    c.xhat[row + e] += v;
-    errors += (v - d) * (v - d);
-  }
+  float errors = qsgd_elements(
+      k, r.g, first + threadIdx.x, end, kChocoBucketThreads,
+      [=](std::size_t e) { return counter_uniform(seed, step, e); }, r.out, c.xhat + row);
   errors = block_sum<kChocoBucketThreads>(errors, part);
   if (threadIdx.x == 0) {
     float* stats = bucket_stats + 2 * (static_cast<std::size_t>(b) * gridDim.x + blockIdx.x);

@@ -159,12 +159,9 @@ __global__ void codec_qsgd_bucket_kernel(const float* x, float* wire, std::size_
     squares += x[e] * x[e];
   const float norm = sqrtf(block_sum<kCodecBucketThreads>(squares, part));
   const QsgdBucket k = qsgd_bucket(norm, end - first, form.bits, form.contractive);
-  float errors = 0;
-  for (std::size_t e = first + threadIdx.x; e < end; e += kCodecBucketThreads) {
-    const float v = qsgd_element(k, x[e], counter_uniform(seed, count, e));
-    wire[e] = v;
-    errors += (v - x[e]) * (v - x[e]);
-  }
+  float errors = qsgd_elements(
+      k, x, first + threadIdx.x, end, kCodecBucketThreads,
+      [=](std::size_t e) { return counter_uniform(seed, count, e); }, wire, nullptr);
   errors = block_sum<kCodecBucketThreads>(errors, part);
   if (threadIdx.x == 0) {
     partials[2 * blockIdx.x] = k.pass_through ? 0.0f : errors; // as Qsgd::encode counts it

@@ -521,23 +521,36 @@ DTSIM_HD inline float qsgd_element(const QsgdBucket& q, float d, float u) {
   return copysignf(floorf(r) * q.unit, d);
 }
 
+// Elements first, first + stride, ... below end of d quantized with the bucket's constants q
+// into out (and added to xhat where it is not null), element e with uniform(e); returns the
+// sum of their squared errors (which the caller does not count where q passes through, as
+// Qsgd::encode does not). Every QSGD-by-buckets kernel's elements: a block's threads at the
+// block's stride, or one thread over a small bucket.
+template <class Uniform>
+DTSIM_HD inline float qsgd_elements(const QsgdBucket& q, const float* d, std::size_t first,
+                                    std::size_t end, std::size_t stride, Uniform uniform,
+                                    float* out, float* xhat) {
+  float errors = 0;
+  for (std::size_t e = first; e < end; e += stride) {
+    const float x = d[e]; // loaded once: out or xhat may be d's row
+    const float v = qsgd_element(q, x, uniform(e));
+    out[e] = v;
+    if (xhat)
+      xhat[e] += v;
+    errors += (v - x) * (v - x);
+  }
+  return errors;
+}
+
 // One small bucket (len coordinates of d from `first`, whose norm the caller gives) quantized
-// by one thread into out (and added to xhat where it is not null), element e with
-// uniform(e): adds its squared error (none where it passes through, as Qsgd::encode counts
-// it) to error_sq.
+// by one thread (qsgd_elements): adds its squared error (none where it passes through) to
+// error_sq.
 template <class Uniform>
 DTSIM_HD inline void qsgd_small_bucket(const float* d, std::size_t first, std::size_t len,
                                        float norm, int bits, bool contractive, Uniform uniform,
                                        float* out, float* xhat, float& error_sq) {
   const QsgdBucket q = qsgd_bucket(norm, len, bits, contractive);
-  float errors = 0;
-  for (std::size_t e = first; e < first + len; ++e) {
-    const float v = qsgd_element(q, d[e], uniform(e));
-    out[e] = v;
-    if (xhat)
-      xhat[e] += v;
-    errors += (v - d[e]) * (v - d[e]);
-  }
+  const float errors = qsgd_elements(q, d, first, first + len, 1, uniform, out, xhat);
   if (!q.pass_through)
     error_sq += errors;
 }
