@@ -40,6 +40,7 @@ public:
     cudaDeviceProp prop{};
     check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
     name_ = prop.name;
+    sm_count_ = prop.multiProcessorCount;
     examples_ = train_labels.size();
     scratch_.resize(net_.scratch_floats(batch_size).size());
     scratch_pointers_.resize(scratch_.size());
@@ -77,6 +78,7 @@ public:
       if constexpr (kCanFuse) {
         fuse_ = fusion.steps;
         mix_forward_ = fusion.mixing && batch_size <= kMixedExamples;
+        mix_min_blocks_per_sm_ = fusion.mixing_min_blocks_per_sm;
         store_->on_gradient_read([this] { settle_deferred(); });
       }
       usable -= static_cast<std::size_t>(resident.nodes) *
@@ -107,7 +109,10 @@ public:
         settle_deferred();     // a batch without finish(): its pass's buffers are reused now
         std::size_t offer = 0; // the first layer's weights, for the forward pass to mix
         if constexpr (kCanFuse)
-          offer = mix_forward_ ? net_.first_layer_weights() : 0;
+          if (mix_forward_ &&
+              mixed_forward_fills(jobs.size(), net_.first_layer_outputs(), sm_count_,
+                                  mix_min_blocks_per_sm_))
+            offer = net_.first_layer_weights();
         store_->run_mixes(jobs, offer);
       });
     try {
@@ -562,6 +567,8 @@ private:
   std::unique_ptr<DeviceResidentStore> store_; // backend cuda-resident only; after stream_
   bool fuse_ = false;                          // kCanFuse, resident, and not turned off
   bool mix_forward_ = false; // kCanFuse, resident, turned on, minibatches of up to 32
+  int sm_count_ = 1;
+  int mix_min_blocks_per_sm_ = 2; // a batch with fewer blocks per SM mixes apart
   struct Deferred {
     BatchCommon common;
     int count = 0;

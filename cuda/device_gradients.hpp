@@ -65,6 +65,9 @@ struct FirstLayerFusion {
   // (mixed_first_layer.hpp). Off by default until a GPU has measured it: the backend turns
   // it on where the environment has DTSIM_CUDA_MIXED_FORWARD=1.
   bool mixing = false;
+  // ... for a batch that gives it at least this many blocks per SM (mixed_forward_fills); the
+  // device tests take 0, so that a few nodes take it.
+  int mixing_min_blocks_per_sm = 2;
 };
 
 // The models::Mlp network (ReLU hidden layers, softmax cross-entropy head, its flat

@@ -54,6 +54,7 @@ struct MlpNetwork {
     const BatchLayer& L = shape.layers.front();
     return static_cast<std::size_t>(L.out) * static_cast<std::size_t>(L.in);
   }
+  int first_layer_outputs() const { return shape.layers.front().out; }
   MixedForwardPlan mixed_forward(const float* train, const std::uint32_t* idx,
                                  float* const* scratch, int n, int first_node) const {
     const BatchLayer& L = shape.layers.front();

@@ -419,13 +419,15 @@ public:
         static_cast<std::size_t>(f.out) * static_cast<std::size_t>(f.in) !=
             pending_first_layer_.first)
       throw std::logic_error("resident mixing: no first layer left for this forward pass");
-    const PendingFirstLayer pending = std::exchange(pending_first_layer_, PendingFirstLayer{});
+    const PendingFirstLayer& pending = pending_first_layer_;
     for (std::size_t at = 0; at < pending.count; at += kMaxGridY) {
       const auto slice = static_cast<unsigned>(std::min(kMaxGridY, pending.count - at));
       mixed_forward_kernel<<<dim3(static_cast<unsigned>(mixed_slabs(f)), slice), kMixedThreads, 0,
                              stream_>>>(pending.batch, f, models_.data, P_, static_cast<int>(at));
     }
     check(cudaGetLastError(), "kernel launch (resident first-layer mixing and forward)");
+    // Taken once launched: a launch that failed leaves it to settle_first_layer_mix.
+    pending_first_layer_ = PendingFirstLayer{};
   }
   // The first layer's mixing that run_mixes left, on its own (a chunk the forward pass
   // cannot take it in); nothing when none is left.

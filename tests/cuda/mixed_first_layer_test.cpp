@@ -110,4 +110,17 @@ TEST_SUITE("cuda") {
       check_against_unfused(7);
     }
   }
+
+  TEST_CASE("Mixed first layer: a batch takes it only with two blocks per SM") {
+    // 256 outputs: 4 slabs a node; an H100's 132 SMs want 264 blocks, 66 nodes.
+    CHECK(mixed_slabs(256) == 4);
+    CHECK(mixed_slabs(70) == 2);
+    CHECK(mixed_forward_fills(1024, 256, 132));
+    CHECK(mixed_forward_fills(66, 256, 132));
+    CHECK_FALSE(mixed_forward_fills(65, 256, 132));
+    CHECK_FALSE(mixed_forward_fills(1, 256, 132)); // an asynchronous run's small batch
+    CHECK(mixed_forward_fills(264, 64, 132)); // one slab a node
+    CHECK_FALSE(mixed_forward_fills(263, 64, 132));
+    CHECK(mixed_forward_fills(1, 256, 132, 0)); // the device tests' setting
+  }
 }
