@@ -109,9 +109,8 @@ public:
         settle_deferred();     // a batch without finish(): its pass's buffers are reused now
         std::size_t offer = 0; // the first layer's weights, for the forward pass to mix
         if constexpr (kCanFuse)
-          if (mix_forward_ &&
-              mixed_forward_fills(jobs.size(), net_.first_layer_outputs(), sm_count_,
-                                  mix_min_blocks_per_sm_))
+          if (mix_forward_ && mixed_forward_fills(jobs.size(), net_.first_layer_outputs(),
+                                                  sm_count_, mix_min_blocks_per_sm_))
             offer = net_.first_layer_weights();
         store_->run_mixes(jobs, offer);
       });

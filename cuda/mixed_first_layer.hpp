@@ -51,8 +51,12 @@ struct MixedForwardPlan {
 };
 
 // Blocks per mixing entry: the slabs over a first layer's `out` outputs.
-DTSIM_HD inline int mixed_slabs(int out) { return (out + kMixedOut - 1) / kMixedOut; }
-DTSIM_HD inline int mixed_slabs(const MixedForwardPlan& f) { return mixed_slabs(f.out); }
+DTSIM_HD inline int mixed_slabs(int out) {
+  return (out + kMixedOut - 1) / kMixedOut;
+}
+DTSIM_HD inline int mixed_slabs(const MixedForwardPlan& f) {
+  return mixed_slabs(f.out);
+}
 
 // Whether a batch of `entries` mixings gives the mixed pass at least `min_blocks_per_sm`
 // blocks per SM (two by default, FirstLayerFusion).

@@ -243,10 +243,9 @@ TEST_SUITE("cuda") {
     const FirstLayerProblem problem(20);
     const auto& [widths, model, nodes, n, p, P, train] = problem;
     const auto make = [&](bool mixing, int max_nodes_per_batch) {
-      auto device = cuda::make_device_mlp(widths, train, p.labels, n, max_nodes_per_batch, nodes,
-                                          {.steps = true,
-                                           .mixing = mixing,
-                                           .mixing_min_blocks_per_sm = 0}); // 5 nodes take it
+      auto device = cuda::make_device_mlp(
+          widths, train, p.labels, n, max_nodes_per_batch, nodes,
+          {.steps = true, .mixing = mixing, .mixing_min_blocks_per_sm = 0}); // 5 nodes take it
       ResidentVectors::LocalUpdateRule rule;
       rule.momentum = 0.9f;
       rule.weight_decay = 1e-3f;

@@ -119,7 +119,7 @@ TEST_SUITE("cuda") {
     CHECK(mixed_forward_fills(66, 256, 132));
     CHECK_FALSE(mixed_forward_fills(65, 256, 132));
     CHECK_FALSE(mixed_forward_fills(1, 256, 132)); // an asynchronous run's small batch
-    CHECK(mixed_forward_fills(264, 64, 132)); // one slab a node
+    CHECK(mixed_forward_fills(264, 64, 132));      // one slab a node
     CHECK_FALSE(mixed_forward_fills(263, 64, 132));
     CHECK(mixed_forward_fills(1, 256, 132, 0)); // the device tests' setting
   }
