@@ -152,13 +152,11 @@ __global__ void __launch_bounds__(kChocoWholeThreads)
 // d != 0, ||q - d|| / ||d||, from its buckets' (error^2, norm) in bucket order in double, as
 // an encoder's EncodeStats, or with `squared` its blocks' (error^2, norm^2) of small buckets),
 // added to its node's running sums (4 per node: error, count, relative error, its count).
-// One thread per entry; a node is in one entry.
-__global__ void choco_stats_kernel(const int* node, int count, const float* bucket_stats,
-                                   unsigned buckets, double* node_sums, bool squared) {
-  const int b = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (b >= count)
-    return;
-  add_bucket_figures(bucket_stats + 2 * static_cast<std::size_t>(b) * buckets, buckets,
+// A block of kFigureThreads per entry; a node is in one entry.
+__global__ void choco_stats_kernel(const int* node, const float* bucket_stats, unsigned buckets,
+                                   double* node_sums, bool squared) {
+  const auto b = static_cast<std::size_t>(blockIdx.x);
+  add_bucket_figures(bucket_stats + 2 * b * buckets, buckets,
                      node_sums + 4 * static_cast<std::size_t>(node[b]), squared);
 }
 
@@ -223,10 +221,8 @@ public:
           batch, rows, plan, grads, models, momenta, P_, stats_.data, 0);
     }
     check(cudaGetLastError(), "kernel launch (resident CHOCO-SGD steps)");
-    constexpr int kStatsThreads = 128;
-    choco_stats_kernel<<<static_cast<unsigned>((count + kStatsThreads - 1) / kStatsThreads),
-                         kStatsThreads, 0, stream_>>>(node, static_cast<int>(count), stats_.data,
-                                                      per_entry, sums_.data, small);
+    choco_stats_kernel<<<static_cast<unsigned>(count), kFigureThreads, 0, stream_>>>(
+        node, stats_.data, per_entry, sums_.data, small);
     check(cudaGetLastError(), "kernel launch (resident CHOCO-SGD figures)");
   }
 

@@ -8,6 +8,7 @@
 #include "cuda/device_compression.cuh"
 #include "cuda/device_memory.cuh"
 #include "cuda/resident_math.hpp"
+#include "sim/engine/batched_gradients.hpp"
 #include "sim/engine/resident_vectors.hpp"
 
 #include <algorithm>
@@ -75,28 +76,31 @@ __device__ inline void add_encoding_figures(double error_sq, double norm_sq, dou
 }
 
 // One encoding's figures from its buckets' (error^2, norm) pairs (or, with squared, (error^2,
-// norm^2) pairs of groups of buckets), summed in order in double, added to its node's sums
-// (`sums`, 4 floats: add_encoding_figures).
+// norm^2) pairs: groups of buckets, blocks), summed in double by the block (thread t takes
+// pairs t, t + kFigureThreads, ... in order, then a tree in a fixed order: the same bits
+// every time; one thread over 14,700 buckets of 16 floats would chain as many dependent
+// additions), added to its node's sums (`sums`, 4 floats: add_encoding_figures).
+constexpr int kFigureThreads = 256;
 __device__ inline void add_bucket_figures(const float* bucket_stats, unsigned buckets, double* sums,
-                                          bool squared = false) {
+                                          bool squared) {
+  __shared__ double part[kFigureThreads];
   double error_sq = 0, norm_sq = 0;
-  for (unsigned k = 0; k < buckets; ++k) {
+  for (unsigned k = threadIdx.x; k < buckets; k += kFigureThreads) {
     const float* stats = bucket_stats + 2 * static_cast<std::size_t>(k);
     error_sq += static_cast<double>(stats[0]);
     norm_sq += squared ? static_cast<double>(stats[1])
                        : static_cast<double>(stats[1]) * static_cast<double>(stats[1]);
   }
-  add_encoding_figures(error_sq, norm_sq, sums);
+  error_sq = block_sum<kFigureThreads>(error_sq, part);
+  norm_sq = block_sum<kFigureThreads>(norm_sq, part);
+  if (threadIdx.x == 0)
+    add_encoding_figures(error_sq, norm_sq, sums);
 }
 
-// The encoding's figures from the blocks' sums, in block order. One thread.
-__global__ void encode_figures_kernel(const float* partials, int blocks, double* sums) {
-  double error_sq = 0, norm_sq = 0;
-  for (int b = 0; b < blocks; ++b) {
-    error_sq += static_cast<double>(partials[2 * b]);
-    norm_sq += static_cast<double>(partials[2 * b + 1]);
-  }
-  add_encoding_figures(error_sq, norm_sq, sums);
+// One encoding's figures (add_bucket_figures) by one block of kFigureThreads.
+__global__ void encode_figures_kernel(const float* partials, unsigned pairs, double* sums,
+                                      bool squared) {
+  add_bucket_figures(partials, pairs, sums, squared);
 }
 
 // The nodes' running figures (4 per node on the device, as encode_figures_kernel leaves
@@ -146,7 +150,7 @@ __global__ void __launch_bounds__(kCodecWholeThreads)
 
 // QSGD by buckets over one vector x into wire: block k quantizes bucket k with its norm (a
 // tree over the block in a fixed order) and leaves its (error^2, norm) in partials, which
-// bucket_figures_kernel then sums in bucket order.
+// encode_figures_kernel then sums.
 constexpr int kCodecBucketThreads = 128;
 __global__ void codec_qsgd_bucket_kernel(const float* x, float* wire, std::size_t P,
                                          ResidentCompression form, std::uint64_t seed,
@@ -171,7 +175,7 @@ __global__ void codec_qsgd_bucket_kernel(const float* x, float* wire, std::size_
 
 // QSGD by buckets under kQsgdSmallBucket coordinates over one vector x into wire: a thread
 // per bucket (qsgd_small_bucket); each block's sums of error^2 and norm^2 (trees in a fixed
-// order) in partials, which encode_figures_kernel then sums in block order.
+// order) in partials, which encode_figures_kernel then sums.
 constexpr int kSmallBucketThreads = 128;
 __global__ void codec_qsgd_small_kernel(const float* x, float* wire, std::size_t P,
                                         ResidentCompression form, std::uint64_t seed,
@@ -194,11 +198,6 @@ __global__ void codec_qsgd_small_kernel(const float* x, float* wire, std::size_t
     partials[2 * blockIdx.x] = error_sq;
     partials[2 * blockIdx.x + 1] = norm_sq;
   }
-}
-
-// add_bucket_figures by one thread.
-__global__ void bucket_figures_kernel(const float* partials, unsigned buckets, double* sums) {
-  add_bucket_figures(partials, buckets, sums);
 }
 
 class DeviceCodec {
@@ -263,19 +262,21 @@ public:
           static_cast<unsigned>((buckets() + kSmallBucketThreads - 1) / kSmallBucketThreads);
       codec_qsgd_small_kernel<<<blocks, kSmallBucketThreads, 0, stream_>>>(
           x, wire, P_, codec_.compression, seed, count, partials_.data);
-      encode_figures_kernel<<<1, 1, 0, stream_>>>(partials_.data, static_cast<int>(blocks), sums);
+      encode_figures_kernel<<<1, kFigureThreads, 0, stream_>>>(partials_.data, blocks, sums, true);
     } else if (compress_ && buckets() > 0) {
       const auto blocks = static_cast<unsigned>(buckets());
       codec_qsgd_bucket_kernel<<<blocks, kCodecBucketThreads, 0, stream_>>>(
           x, wire, P_, codec_.compression, seed, count, partials_.data);
-      bucket_figures_kernel<<<1, 1, 0, stream_>>>(partials_.data, blocks, sums);
+      encode_figures_kernel<<<1, kFigureThreads, 0, stream_>>>(partials_.data, blocks, sums,
+                                                               false);
     } else if (compress_) {
       codec_compress_kernel<<<1, kCodecWholeThreads, 0, stream_>>>(x, wire, P_, codec_.compression,
                                                                    seed, count, sums);
     } else {
       codec_encode_kernel<<<kCodecBlocks, kCodecThreads, 0, stream_>>>(x, wire, P_, c_, codec_.kind,
                                                                        seed, count, partials_.data);
-      encode_figures_kernel<<<1, 1, 0, stream_>>>(partials_.data, kCodecBlocks, sums);
+      encode_figures_kernel<<<1, kFigureThreads, 0, stream_>>>(partials_.data, kCodecBlocks, sums,
+                                                               true);
     }
     check(cudaGetLastError(), "kernel launch (resident encoding)");
   }

@@ -16,8 +16,8 @@ namespace dtsim::cuda {
 namespace {
 
 // v summed over the block's Threads threads by a tree in a fixed order (the same inputs
-// give the same bits); part holds Threads floats.
-template <int Threads> __device__ float block_sum(float v, float* part) {
+// give the same bits); part holds Threads values.
+template <int Threads, class T> __device__ T block_sum(T v, T* part) {
   static_assert((Threads & (Threads - 1)) == 0, "the tree halves the block");
   const int t = static_cast<int>(threadIdx.x);
   part[t] = v;
@@ -27,7 +27,7 @@ template <int Threads> __device__ float block_sum(float v, float* part) {
       part[t] += part[t + width];
     __syncthreads();
   }
-  const float total = part[0];
+  const T total = part[0];
   __syncthreads(); // before part is written again
   return total;
 }
@@ -51,8 +51,10 @@ __device__ void warp_radix_choose(RadixDigit digit, const std::uint32_t* counts,
   const std::uint32_t per = (1u << digit.width) / 32;
   const std::uint32_t high = (32 - lane) * per, low = high - per;
   unsigned long long range = 0;
-  for (std::uint32_t v = low; v < high; ++v)
-    range += counts[v];
+  // Each lane starts at its own offset, so that a step's 32 reads fall in 32 banks (every
+  // low is a multiple of 32); the sum of counts is the same in any order.
+  for (std::uint32_t i = 0; i < per; ++i)
+    range += counts[low + (i + lane) % per];
   unsigned long long through = range; // candidates in lanes 0..lane's ranges
   for (int offset = 1; offset < 32; offset *= 2) {
     const unsigned long long before = __shfl_up_sync(kAll, through, offset);
