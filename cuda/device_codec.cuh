@@ -267,8 +267,7 @@ public:
       const auto blocks = static_cast<unsigned>(buckets());
       codec_qsgd_bucket_kernel<<<blocks, kCodecBucketThreads, 0, stream_>>>(
           x, wire, P_, codec_.compression, seed, count, partials_.data);
-      encode_figures_kernel<<<1, kFigureThreads, 0, stream_>>>(partials_.data, blocks, sums,
-                                                               false);
+      encode_figures_kernel<<<1, kFigureThreads, 0, stream_>>>(partials_.data, blocks, sums, false);
     } else if (compress_) {
       codec_compress_kernel<<<1, kCodecWholeThreads, 0, stream_>>>(x, wire, P_, codec_.compression,
                                                                    seed, count, sums);
