@@ -1,0 +1,240 @@
+#!/usr/bin/python3
+"""Differential test of the CPU gradient backends: random small scenarios (every built-in
+algorithm with random keys, compressors, topologies, compute and network models, failures,
+schedules, models) run with model.backend cpu-batched and cpu-resident, and every third one
+with cpu too; their traces must agree bit for bit in every /metrics, /nodes and /staleness
+dataset (wall times aside) and in the run's summary attributes, and every cpu-resident run
+must keep its vectors in the backend (every built-in algorithm attaches). cpu-resident is
+the host reference of cuda-resident, so this covers the resident logic the device mirrors.
+
+Usage: backend_differential.py DTSIM [--seed S] [--count N] [--keep DIR]
+A failing scenario's YAML is kept (in --keep, else a temporary folder that is then not
+removed) with the command that reproduces it. Exit 0 when all agree, 1 otherwise."""
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+SYNC_GOSSIP = ["dsgd", "dsgdm", "dsgdm-n", "qg-dsgdm", "qg-dsgdm-n", "d2", "gradient-tracking",
+               "momentum-tracking", "decentlam", "choco-sgd"]
+ASYNC_GOSSIP = ["dsgd", "dsgdm", "dsgdm-n", "qg-dsgdm", "qg-dsgdm-n"]
+PAIRWISE = ["ad-psgd", "swarm-sgd"]
+SERVER = ["asgd", "ssgd", "dc-asgd", "gsgm"]
+FIXED_TOPOLOGIES = ["ring", "complete", "exponential", "star", "torus", "erdos_renyi"]
+TIME_VARYING = ["one_peer_exponential", "random_pairs"]
+SUMMARY = ("status", "final_test_accuracy", "final_test_loss", "updates", "gradient_steps",
+           "sim_time_s", "bytes_sent")
+
+
+def compressor(r, method):
+    kind = r.choice(["none", "fp16", "qsgd", "qsgd", "topk", "randomk", "sign", "lattice"])
+    c = {"kind": kind}
+    if kind == "qsgd":
+        c["bits"] = r.choice([1, 2, 4, 8])
+        c["bucket"] = r.choice([0, 5, 8, 16, 64, 512])
+        if r.random() < 0.5:
+            c["form"] = r.choice(["unbiased", "contractive"])
+    elif kind in ("topk", "randomk"):
+        c["ratio"] = r.choice([0.01, 0.1, 0.5, 1.0])
+        if kind == "randomk" and r.random() < 0.5:
+            c["form"] = r.choice(["unbiased", "contractive"])
+    elif kind == "lattice":
+        c["bits"] = r.choice([4, 8, 12])
+        c["side"] = r.choice([1e-4, 1e-3])
+        c["rounding"] = r.choice(["nearest", "stochastic"])
+    if method == "swarm-sgd" and kind != "none" and r.random() < 0.3:
+        c["error_feedback"] = True
+    return c
+
+
+def algorithm(r):
+    family = r.choice(["sync"] * 5 + ["async"] * 2 + ["pairwise"] * 3 + ["server"] * 3)
+    name = r.choice({"sync": SYNC_GOSSIP, "async": ASYNC_GOSSIP, "pairwise": PAIRWISE,
+                     "server": SERVER}[family])
+    a = {"name": name, "lr": r.choice([0.01, 0.05, 0.1])}
+    if name != "gsgm" and r.random() < 0.3:
+        a["weight_decay"] = r.choice([1e-4, 1e-3])
+    if name in ASYNC_GOSSIP:
+        a["mode"] = "async" if family == "async" else "sync"
+    if name in ("dsgd", "gradient-tracking") and r.random() < 0.5:
+        a["momentum"] = r.choice([0.5, 0.9])
+        a["nesterov"] = r.random() < 0.3
+    if name in ("dsgd", "dsgdm", "dsgdm-n", "choco-sgd") and r.random() < 0.4:
+        a["order"] = r.choice(["adapt_then_combine", "combine_then_adapt"])
+    if name.startswith("qg-"):
+        a["mu"] = r.choice([0.5, 0.9])
+        if r.random() < 0.4:
+            a["refresh_period"] = r.choice([2, 3])
+    if name in ("ad-psgd", "swarm-sgd", "choco-sgd", "asgd", "ssgd", "dc-asgd") and \
+            r.random() < 0.35:
+        a["momentum"] = 0.9
+    if name == "swarm-sgd":
+        a["local_steps"] = r.choice([1, 2, 3])
+        if r.random() < 0.3:
+            a["local_steps_dist"] = "geometric"
+        if r.random() < 0.2:
+            a["blocking"] = True
+        if r.random() < 0.8:
+            a["compressor"] = compressor(r, name)
+    if name == "choco-sgd":
+        a["gamma"] = r.choice([0.2, 0.5, 1.0])
+        a["compressor"] = compressor(r, name)
+    if name == "dc-asgd" and r.random() < 0.5:
+        a["variant"] = "adaptive"
+    if name == "gsgm":
+        if r.random() < 0.5:
+            a["base"] = "dc-asgd"
+        if r.random() < 0.3:
+            a["global_momentum"] = False
+    if r.random() < 0.25:
+        a["lr_schedule"] = {"warmup_epochs": 0.01, "warmup_from": 0.001, "decay_at": [0.5],
+                            "decay_factor": 0.5}
+    return a
+
+
+def topology(r, n, a):
+    kinds = list(FIXED_TOPOLOGIES)
+    if a.get("mode") == "sync" and a["name"] not in ("d2", "decentlam", "choco-sgd"):
+        kinds += TIME_VARYING  # the synchronous methods that take a changing W
+    kind = r.choice(kinds)
+    if kind == "torus" and n not in (9, 12, 16, 25):
+        kind = "ring"
+    if kind == "erdos_renyi" and n < 5:
+        kind = "complete"
+    if a["name"] == "d2" and not (kind == "ring" and n % 2 == 1):
+        kind = "complete" if n > 2 else "ring"  # lambda_min(W) > -1/3
+    t = {"kind": kind}
+    if kind == "erdos_renyi":
+        t["p"] = 0.6
+    return t
+
+
+def scenario(r):
+    n = r.choice([2, 3, 4, 5, 6, 8, 9, 12, 16, 25])
+    a = algorithm(r)
+    compute = r.choice([{"dist": "constant", "mean_s": 0.05},
+                        {"dist": "lognormal", "mean_s": 0.05, "sigma": 0.5},
+                        {"dist": "exponential", "mean_s": 0.05}])
+    if r.random() < 0.3:
+        compute["stragglers"] = {"fraction": 0.3, "slowdown": 4,
+                                 "mode": r.choice(["permanent", "transient"])}
+    if r.random() < 0.2:
+        compute["failures"] = [{"node": 1, "from_s": 0.1, "to_s": 0.4}]
+    s = {
+        "name": "differential",
+        "seed": r.randrange(1, 1000),
+        "nodes": n,
+        "data": {"dataset": "fashion-mnist", "batch_size": r.choice([4, 16]),
+                 "partition": r.choice([{"kind": "iid"},
+                                        {"kind": "dirichlet", "alpha": 0.3, "min_size": 20},
+                                        {"kind": "shards"}]),
+                 "train_samples": 3000, "test_samples": 300,
+                 "order": {"kind": r.choice(["random", "fixed"])}},
+        "model": r.choice([{"kind": "softmax"}, {"kind": "mlp", "hidden": [24]},
+                           {"kind": "mlp", "hidden": [16, 8]}, {"kind": "lenet"}]),
+        "topology": topology(r, n, a),
+        "algorithm": a,
+        "system": {"compute": compute,
+                   "network": {"latency_s": r.choice([0.0, 0.001, 0.02]),
+                               "bandwidth_Bps": r.choice([1e6, 1e9])}},
+        "stop": {"steps": r.choice([6, 15, 30])},
+        "eval": {"every_updates": r.choice([5, 17])},
+    }
+    if r.random() < 0.3:
+        s["eval"].update({"per_node": True, "per_node_samples": 100})
+    return s
+
+
+def differences(a_path, b_path):
+    a, b = h5py.File(a_path, "r"), h5py.File(b_path, "r")
+    found = []
+
+    def visit(name, obj):
+        if not isinstance(obj, h5py.Dataset) or name.endswith("wall_time_s"):
+            return
+        if name not in b:
+            found.append(f"{name}: missing")
+            return
+        x, y = obj[()], b[name][()]
+        if x.shape != y.shape:
+            found.append(f"{name}: shape {x.shape} vs {y.shape}")
+        elif not np.array_equal(x, y, equal_nan=x.dtype.kind == "f"):
+            diff = np.nanmax(np.abs(x.astype(float) - y.astype(float)))
+            found.append(f"{name}: largest difference {diff:.3g}")
+    a.visititems(visit)
+    for key in SUMMARY:
+        if a.attrs.get(key) != b.attrs.get(key):
+            found.append(f"attribute {key}: {a.attrs.get(key)} vs {b.attrs.get(key)}")
+    return found, int(b.attrs.get("resident_vectors", 0))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("dtsim")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--count", type=int, default=16)
+    p.add_argument("--keep", help="folder for the scenarios and traces of failures")
+    args = p.parse_args()
+    work = args.keep or tempfile.mkdtemp(prefix="dtsim-differential-")
+    os.makedirs(work, exist_ok=True)
+    ran = refused = failed = 0
+    for i in range(args.count):
+        r = random.Random(args.seed * 1_000_003 + i)
+        base = os.path.join(work, f"s{args.seed}-{i}")
+        with open(base + ".yaml", "w") as f:
+            json.dump(scenario(r), f, indent=1)  # JSON is YAML
+        runs = {}
+        backends = ["cpu-batched", "cpu-resident"] + (["cpu"] if i % 3 == 0 else [])
+        for backend in backends:
+            h5 = f"{base}-{backend}.h5"
+            cmd = [args.dtsim, "run", base + ".yaml", "--quiet", "-o", h5, "--threads",
+                   str(r.choice([1, 2])), "--set", f"model.backend={backend}"]
+            done = subprocess.run(cmd, capture_output=True, text=True)
+            runs[backend] = (done.returncode, h5, " ".join(cmd),
+                             (done.stderr.strip().splitlines() or [""])[-1])
+        codes = {b: run[0] for b, run in runs.items()}
+        if set(codes.values()) == {2}:  # the generator wrote a scenario dtsim refuses
+            refused += 1
+            print(f"scenario {i}: refused by every backend: {runs['cpu-batched'][3]}")
+            continue
+        problems = []
+        if len(set(codes.values())) > 1:
+            problems.append(f"exit codes differ: {codes}")
+        else:
+            reference = runs["cpu-batched"][1]
+            for backend in backends[1:]:
+                found, resident = differences(reference, runs[backend][1])
+                problems += [f"{backend}: {d}" for d in found]
+                if backend == "cpu-resident" and codes[backend] == 0 and resident != 1:
+                    problems.append("cpu-resident: the algorithm kept its vectors on the host")
+        ran += 1
+        if problems:
+            failed += 1
+            print(f"scenario {i} ({base}.yaml): {len(problems)} differences:")
+            for line in problems[:8]:
+                print(f"  {line}")
+            for backend, run in runs.items():
+                print(f"  {backend}: {run[2]}")
+        else:
+            for run in runs.values():
+                if os.path.exists(run[1]):
+                    os.remove(run[1])
+            os.remove(base + ".yaml")
+    print(f"{ran} scenarios ran on {', '.join(['cpu-batched', 'cpu-resident', 'cpu'])} "
+          f"(cpu every third), {refused} refused, {failed} with differences")
+    if ran < args.count // 2:
+        print("fewer than half of the scenarios ran: the generator no longer fits dtsim's keys")
+        return 1
+    if failed == 0 and not args.keep:
+        os.rmdir(work)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
