@@ -21,7 +21,10 @@
 # 'mixed' the goal row with this binary's first-layer mixing in the forward pass off and on
 # (DTSIM_CUDA_MIXED_FORWARD=0 / 1) in turn, three times (bench/goal_row.py --pair
 # mixed0,mixed1), then on at 1.6 M steps, and 3 rounds' kernels with it on under Nsight
-# Compute.
+# Compute; 'differential' runs 24 random small scenarios (every built-in algorithm and
+# compressor, tests/app/backend_differential.py) on cpu-resident and cuda-resident and
+# keeps, under $OUT/differential, those whose final loss or accuracy differ by more than 5%
+# or 3 points, or that end otherwise.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=$PWD/.device
@@ -84,6 +87,9 @@ step 20 "machine" sh -c "nvidia-smi --query-gpu=name,memory.total,driver_version
   grep -o -m1 'avx512f' /proc/cpuinfo; ldd --version | head -1; '$build/apps/dtsim' --version"
 want tests && step 60 "pipeline test (host executor)" "$build/tests/cuda/cuda_pipeline_test"
 want tests && step 240 "CUDA tests" "$build/tests/cuda/cuda_test" --duration=true
+want differential && step 180 "cuda-resident against cpu-resident, 24 random scenarios" \
+  "$PYTHON" tests/app/backend_differential.py "$build/apps/dtsim" --seed 1 --count 24 \
+  --backends cpu-resident,cuda-resident --close 0.05 --points 3 --keep "${OUT:-/tmp}/differential"
 # The MLP and LeNet resident rows get four times the steps: at their rate the start-up (the
 # training set to the device, the first cuBLAS calls) would otherwise weigh in the figure.
 want bench && step 120 "MLP" env BACKENDS="cpu cuda" CUDA_NODE_STEPS=100000 \

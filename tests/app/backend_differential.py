@@ -7,7 +7,14 @@ dataset (wall times aside) and in the run's summary attributes, and every cpu-re
 must keep its vectors in the backend (every built-in algorithm attaches). cpu-resident is
 the host reference of cuda-resident, so this covers the resident logic the device mirrors.
 
+With --backends A,B,... the first is the reference of the others, every scenario runs on
+each; with --close (a device backend against cpu-resident: rounding, and the device's own
+random draws in stochastic compressors, move the bits) a run agrees when it ends alike and
+its final test loss is within that relative difference and its final accuracy within
+--points accuracy points.
+
 Usage: backend_differential.py DTSIM [--seed S] [--count N] [--keep DIR]
+                                     [--backends A,B,...] [--close REL] [--points P]
 A failing scenario's YAML is kept (in --keep, else a temporary folder that is then not
 removed) with the command that reproduces it. Exit 0 when all agree, 1 otherwise."""
 import argparse
@@ -174,13 +181,40 @@ def differences(a_path, b_path):
     return found, int(b.attrs.get("resident_vectors", 0))
 
 
+def close_differences(a_path, b_path, rel, points):
+    a, b = h5py.File(a_path, "r"), h5py.File(b_path, "r")
+    found = []
+    if a.attrs.get("status") != b.attrs.get("status"):
+        found.append(f"status: {a.attrs.get('status')} vs {b.attrs.get('status')}")
+        return found, int(b.attrs.get("resident_vectors", 0))
+    loss_a, loss_b = a.attrs["final_test_loss"], b.attrs["final_test_loss"]
+    if not abs(loss_a - loss_b) <= rel * abs(loss_a):
+        found.append(f"final test loss: {loss_a:.6g} vs {loss_b:.6g}")
+    acc_a, acc_b = a.attrs["final_test_accuracy"], b.attrs["final_test_accuracy"]
+    if not abs(acc_a - acc_b) * 100 <= points:
+        found.append(f"final test accuracy: {acc_a:.4f} vs {acc_b:.4f}")
+    rows_a, rows_b = a["metrics/test_loss"][()], b["metrics/test_loss"][()]
+    if np.isfinite(rows_a).all() and not np.isfinite(rows_b).all():
+        found.append("metrics/test_loss: not finite where the reference's is")
+    return found, int(b.attrs.get("resident_vectors", 0))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("dtsim")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--count", type=int, default=16)
     p.add_argument("--keep", help="folder for the scenarios and traces of failures")
+    p.add_argument("--backends", help="the reference, then the backends it checks "
+                   "(default: cpu-batched, cpu-resident and, every third scenario, cpu)")
+    p.add_argument("--close", type=float, default=0.0,
+                   help="relative difference of the final test loss allowed (0: same bits)")
+    p.add_argument("--points", type=float, default=2.0,
+                   help="with --close: accuracy points allowed")
     args = p.parse_args()
+    chosen = args.backends.split(",") if args.backends else None
+    if chosen is not None and len(chosen) < 2:
+        p.error("--backends: a reference and at least one backend to check")
     work = args.keep or tempfile.mkdtemp(prefix="dtsim-differential-")
     os.makedirs(work, exist_ok=True)
     ran = refused = failed = 0
@@ -190,7 +224,7 @@ def main():
         with open(base + ".yaml", "w") as f:
             json.dump(scenario(r), f, indent=1)  # JSON is YAML
         runs = {}
-        backends = ["cpu-batched", "cpu-resident"] + (["cpu"] if i % 3 == 0 else [])
+        backends = chosen or ["cpu-batched", "cpu-resident"] + (["cpu"] if i % 3 == 0 else [])
         for backend in backends:
             h5 = f"{base}-{backend}.h5"
             cmd = [args.dtsim, "run", base + ".yaml", "--quiet", "-o", h5, "--threads",
@@ -201,18 +235,22 @@ def main():
         codes = {b: run[0] for b, run in runs.items()}
         if set(codes.values()) == {2}:  # the generator wrote a scenario dtsim refuses
             refused += 1
-            print(f"scenario {i}: refused by every backend: {runs['cpu-batched'][3]}")
+            print(f"scenario {i}: refused by every backend: {runs[backends[0]][3]}")
             continue
         problems = []
         if len(set(codes.values())) > 1:
             problems.append(f"exit codes differ: {codes}")
         else:
-            reference = runs["cpu-batched"][1]
+            reference = runs[backends[0]][1]
             for backend in backends[1:]:
-                found, resident = differences(reference, runs[backend][1])
+                if args.close > 0:
+                    found, resident = close_differences(reference, runs[backend][1], args.close,
+                                                        args.points)
+                else:
+                    found, resident = differences(reference, runs[backend][1])
                 problems += [f"{backend}: {d}" for d in found]
-                if backend == "cpu-resident" and codes[backend] == 0 and resident != 1:
-                    problems.append("cpu-resident: the algorithm kept its vectors on the host")
+                if backend.endswith("-resident") and codes[backend] == 0 and resident != 1:
+                    problems.append(f"{backend}: the algorithm kept its vectors on the host")
         ran += 1
         if problems:
             failed += 1
@@ -226,8 +264,8 @@ def main():
                 if os.path.exists(run[1]):
                     os.remove(run[1])
             os.remove(base + ".yaml")
-    print(f"{ran} scenarios ran on {', '.join(['cpu-batched', 'cpu-resident', 'cpu'])} "
-          f"(cpu every third), {refused} refused, {failed} with differences")
+    on = ", ".join(chosen) if chosen else "cpu-batched, cpu-resident, cpu (every third)"
+    print(f"{ran} scenarios ran on {on}, {refused} refused, {failed} with differences")
     if ran < args.count // 2:
         print("fewer than half of the scenarios ran: the generator no longer fits dtsim's keys")
         return 1
