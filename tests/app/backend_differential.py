@@ -33,7 +33,8 @@ SYNC_GOSSIP = ["dsgd", "dsgdm", "dsgdm-n", "qg-dsgdm", "qg-dsgdm-n", "d2", "grad
 ASYNC_GOSSIP = ["dsgd", "dsgdm", "dsgdm-n", "qg-dsgdm", "qg-dsgdm-n"]
 PAIRWISE = ["ad-psgd", "swarm-sgd"]
 SERVER = ["asgd", "ssgd", "dc-asgd", "gsgm"]
-FIXED_TOPOLOGIES = ["ring", "complete", "exponential", "star", "torus", "erdos_renyi"]
+FIXED_TOPOLOGIES = ["ring", "complete", "exponential", "star", "torus", "erdos_renyi",
+                    "hypercube"]
 TIME_VARYING = ["one_peer_exponential", "random_pairs"]
 SUMMARY = ("status", "final_test_accuracy", "final_test_loss", "updates", "gradient_steps",
            "sim_time_s", "bytes_sent")
@@ -99,9 +100,22 @@ def algorithm(r):
             a["base"] = "dc-asgd"
         if r.random() < 0.3:
             a["global_momentum"] = False
+        if r.random() < 0.3:
+            a["slack"] = 2
+        if r.random() < 0.3:
+            a["average_by"] = "last"
+            a["last"] = 1
+        elif r.random() < 0.3:
+            a["window"] = r.choice([0, 2])
+    if name in SERVER and r.random() < 0.3:
+        a["server"] = {"update_s": 0.01}
+    if name == "ad-psgd" and r.random() < 0.3:
+        a["split"] = "none"
     if r.random() < 0.25:
         a["lr_schedule"] = {"warmup_epochs": 0.01, "warmup_from": 0.001, "decay_at": [0.5],
                             "decay_factor": 0.5}
+        if r.random() < 0.3:
+            a["lr_schedule"]["scale_with_nodes"] = {"base_batch": 64}
     return a
 
 
@@ -110,6 +124,8 @@ def topology(r, n, a):
     if a.get("mode") == "sync" and a["name"] not in ("d2", "decentlam", "choco-sgd"):
         kinds += TIME_VARYING  # the synchronous methods that take a changing W
     kind = r.choice(kinds)
+    if kind == "hypercube" and n not in (2, 4, 8, 16):
+        kind = "ring"
     if kind == "torus" and n not in (9, 12, 16, 25):
         kind = "ring"
     if kind == "erdos_renyi" and n < 5:
@@ -118,7 +134,7 @@ def topology(r, n, a):
         kind = "complete" if n > 2 else "ring"  # lambda_min(W) > -1/3
     t = {"kind": kind}
     if kind == "erdos_renyi":
-        t["p"] = 0.6
+        t["p"] = 0.8
     return t
 
 
@@ -127,7 +143,11 @@ def scenario(r):
     a = algorithm(r)
     compute = r.choice([{"dist": "constant", "mean_s": 0.05},
                         {"dist": "lognormal", "mean_s": 0.05, "sigma": 0.5},
-                        {"dist": "exponential", "mean_s": 0.05}])
+                        {"dist": "exponential", "mean_s": 0.05},
+                        {"dist": "gamma", "mean_s": 0.05, "shape": 2},
+                        {"dist": "normal", "mean_s": 0.05}])
+    if r.random() < 0.2:
+        compute["speed_range"] = [1, 3]
     if r.random() < 0.3:
         compute["stragglers"] = {"fraction": 0.3, "slowdown": 4,
                                  "mode": r.choice(["permanent", "transient"])}
@@ -140,7 +160,8 @@ def scenario(r):
         "data": {"dataset": "fashion-mnist", "batch_size": r.choice([4, 16]),
                  "partition": r.choice([{"kind": "iid"},
                                         {"kind": "dirichlet", "alpha": 0.3, "min_size": 20},
-                                        {"kind": "shards"}]),
+                                        {"kind": "shards"},
+                                        {"kind": "classes_per_node", "classes_per_node": 2}]),
                  "train_samples": 3000, "test_samples": 300,
                  "order": {"kind": r.choice(["random", "fixed"])}},
         "model": r.choice([{"kind": "softmax"}, {"kind": "mlp", "hidden": [24]},
@@ -149,12 +170,16 @@ def scenario(r):
         "algorithm": a,
         "system": {"compute": compute,
                    "network": {"latency_s": r.choice([0.0, 0.001, 0.02]),
-                               "bandwidth_Bps": r.choice([1e6, 1e9])}},
+                               "jitter_s": r.choice([0.0, 0.0, 0.005]),
+                               "bandwidth_Bps": r.choice([1e6, 1e9]),
+                               "receiver_queueing": r.random() < 0.2}},
         "stop": {"steps": r.choice([6, 15, 30])},
         "eval": {"every_updates": r.choice([5, 17])},
     }
     if r.random() < 0.3:
         s["eval"].update({"per_node": True, "per_node_samples": 100})
+    if r.random() < 0.15:
+        s["eval"]["per_epoch"] = True
     return s
 
 
@@ -236,6 +261,7 @@ def main():
         if set(codes.values()) == {2}:  # the generator wrote a scenario dtsim refuses
             refused += 1
             print(f"scenario {i}: refused by every backend: {runs[backends[0]][3]}")
+            os.remove(base + ".yaml")
             continue
         problems = []
         if len(set(codes.values())) > 1:
