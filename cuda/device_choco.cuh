@@ -149,10 +149,10 @@ __global__ void __launch_bounds__(kChocoWholeThreads)
 }
 
 // Each step entry's encoding figures (GossipStats::encoded's per message: ||q - d|| and, for
-// d != 0, ||q - d|| / ||d||, from its buckets' (error^2, norm) in bucket order in double, as
-// an encoder's EncodeStats, or with `squared` its blocks' (error^2, norm^2) of small buckets),
+// d != 0, ||q - d|| / ||d||, from its buckets' (error^2, norm) summed in double, as an
+// encoder's EncodeStats, or with `squared` its blocks' (error^2, norm^2) of small buckets),
 // added to its node's running sums (4 per node: error, count, relative error, its count).
-// A block of kFigureThreads per entry; a node is in one entry.
+// A block of kFigureThreads per entry (add_bucket_figures); a node is in one entry.
 __global__ void choco_stats_kernel(const int* node, const float* bucket_stats, unsigned buckets,
                                    double* node_sums, bool squared) {
   const auto b = static_cast<std::size_t>(blockIdx.x);
