@@ -188,8 +188,8 @@ def differences(a_path, b_path):
     found = []
 
     def visit(name, obj):
-        if not isinstance(obj, h5py.Dataset) or name.endswith("wall_time_s"):
-            return
+        if not isinstance(obj, h5py.Dataset) or "wall" in name.rsplit("/", 1)[-1]:
+            return  # wall times (metrics/wall_time_s, epochs/probe_wall_s)
         if name not in b:
             found.append(f"{name}: missing")
             return
