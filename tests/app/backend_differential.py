@@ -266,6 +266,7 @@ def main():
         problems = []
         if len(set(codes.values())) > 1:
             problems.append(f"exit codes differ: {codes}")
+            problems += [f"{b}: {run[3]}" for b, run in runs.items() if run[0] != 0]
         else:
             reference = runs[backends[0]][1]
             for backend in backends[1:]:
