@@ -41,7 +41,10 @@ SUMMARY = ("status", "final_test_accuracy", "final_test_loss", "updates", "gradi
 
 
 def compressor(r, method):
-    kind = r.choice(["none", "fp16", "qsgd", "qsgd", "topk", "randomk", "sign", "lattice"])
+    kinds = ["none", "fp16", "qsgd", "qsgd", "topk", "randomk", "sign"]
+    if method == "swarm-sgd":
+        kinds.append("lattice")  # CHOCO-SGD sends differences, which it cannot decode
+    kind = r.choice(kinds)
     c = {"kind": kind}
     if kind == "qsgd":
         c["bits"] = r.choice([1, 2, 4, 8])
