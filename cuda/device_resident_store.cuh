@@ -97,7 +97,7 @@ __global__ void __launch_bounds__(kMixedThreads)
     mixed_forward_kernel(MixBatch m, MixedForwardPlan f, float* models, std::size_t P,
                          int first_entry) {
   __shared__ __align__(16) float s_w[kMixedWeightFloats];
-  __shared__ float s_x[kMixedExampleFloats];
+  __shared__ __align__(16) float s_x[kMixedExampleFloats];
   const int b = first_entry + static_cast<int>(blockIdx.y);
   const int t = static_cast<int>(threadIdx.x);
   const int o0 = static_cast<int>(blockIdx.x) * kMixedOut;

@@ -30,11 +30,13 @@ constexpr int kMixedInputsPerThread = kMixedExamples * kMixedIn / kMixedThreads;
 static_assert(16 * kMixedOutPerThread == kMixedOut &&
                   kMixedThreads / 16 * kMixedExamplesPerThread == kMixedExamples,
               "the threads' outputs and examples cover the slab and the minibatch");
-// Shared memory: the slab's weights, [input][output]; the examples, [example][input] with a
-// row of 33 so that a warp's stores and the threads' reads fall in different banks.
+// Shared memory: the slab's weights, [input][output]; the examples, [input][example] with a
+// row of 34, so that a thread reads its two examples of an input as one 8-byte load (with 8
+// multiply-adds per 16-byte weight load: two loads, not three); a warp's stores (32 inputs
+// of one example) then meet in pairs on 16 banks, at an eighth of the reads' count.
 constexpr int kMixedWeightFloats = kMixedIn * kMixedOut;
-constexpr int kMixedExampleRow = kMixedIn + 1;
-constexpr int kMixedExampleFloats = kMixedExamples * kMixedExampleRow;
+constexpr int kMixedInputRow = kMixedExamples + 2;
+constexpr int kMixedExampleFloats = kMixedIn * kMixedInputRow;
 
 // The forward product's inputs and output for a chunk of nodes on their own rows: the node at
 // chunk position p (node first_node + p) has its n <= kMixedExamples minibatch indices at
@@ -80,7 +82,7 @@ struct MixedAccumulators {
 // outputs from o0: weight (o0 + t % 64, i0 + t / 64 + 4 j) for j < 8, mixed (mix_sums),
 // written to the node's model row and to s_w[i][o], zero past the layer's edges (never
 // written there: those elements belong to the rest of the row, which the plain mixing
-// does); then example k's input i0 + i as s_x[k * kMixedExampleRow + i] for t + 256 j =
+// does); then example k's input i0 + i as s_x[i * kMixedInputRow + k] for t + 256 j =
 // 32 k + i, zero past the minibatch or the layer.
 DTSIM_HD inline void mixed_load(const MixBatch& m, const MixedForwardPlan& f, float* models,
                                 std::size_t P, int b, int o0, int i0, int t, float* s_w,
@@ -110,7 +112,7 @@ DTSIM_HD inline void mixed_load(const MixBatch& m, const MixedForwardPlan& f, fl
   for (int j = 0; j < kMixedInputsPerThread; ++j) {
     const int slot = t + kMixedThreads * j;
     const int k = slot / kMixedIn, i = slot % kMixedIn;
-    s_x[k * kMixedExampleRow + i] =
+    s_x[i * kMixedInputRow + k] =
         k < f.n && i0 + i < f.in
             ? f.train[static_cast<std::size_t>(idx[k]) * static_cast<std::size_t>(f.in) +
                       static_cast<std::size_t>(i0 + i)]
@@ -119,7 +121,7 @@ DTSIM_HD inline void mixed_load(const MixBatch& m, const MixedForwardPlan& f, fl
 }
 
 // Thread t adds the loaded inputs' products to its accumulators, in input order (`inputs`:
-// the loaded inputs that are in the layer). s_w must be 16-byte aligned.
+// the loaded inputs that are in the layer). s_w must be 16-byte aligned, s_x 8-byte.
 DTSIM_HD inline void mixed_accumulate(int t, const float* s_w, const float* s_x, int inputs,
                                       MixedAccumulators& a) {
   const int first_o = t % 16 * kMixedOutPerThread, first_k = t / 16 * kMixedExamplesPerThread;
@@ -131,10 +133,14 @@ DTSIM_HD inline void mixed_accumulate(int t, const float* s_w, const float* s_x,
 #else
     const float* w = row;
 #endif
-    float x[kMixedExamplesPerThread];
-    DTSIM_UNROLL
-    for (int r = 0; r < kMixedExamplesPerThread; ++r)
-      x[r] = s_x[(first_k + r) * kMixedExampleRow + i];
+    static_assert(kMixedExamplesPerThread == 2 && kMixedInputRow % 2 == 0,
+                  "a thread's examples of an input are one aligned float2");
+#if defined(__CUDA_ARCH__) // one 8-byte load (i * 34 + first_k is even)
+    const float2 x2 = *reinterpret_cast<const float2*>(s_x + i * kMixedInputRow + first_k);
+    const float x[kMixedExamplesPerThread] = {x2.x, x2.y};
+#else
+    const float* x = s_x + i * kMixedInputRow + first_k;
+#endif
     DTSIM_UNROLL
     for (int q = 0; q < kMixedOutPerThread; ++q) {
       DTSIM_UNROLL
