@@ -20,8 +20,8 @@
 # 'eval' per-node evaluations (LeNet at 256 nodes, ResNet-20 at 32) with both binaries in turn;
 # 'mixed' the goal row with this binary's first-layer mixing in the forward pass off and on
 # (DTSIM_CUDA_MIXED_FORWARD=0 / 1) in turn, three times (bench/goal_row.py --pair
-# mixed0,mixed1), then on at 1.6 M steps, and 3 rounds' kernels with it on under Nsight
-# Compute; 'differential' runs 24 random small scenarios (every built-in algorithm and
+# mixed0,mixed1), then on at 1.6 M steps, off and on at 256 nodes, and 3 rounds' kernels
+# with it on under Nsight Compute; 'differential' runs 24 random small scenarios (every built-in algorithm and
 # compressor, tests/app/backend_differential.py) on cpu-resident and cuda-resident and
 # keeps, under $OUT/differential, those whose final loss or accuracy differ by more than 5%
 # or 3 points, or that end otherwise.
@@ -160,6 +160,12 @@ if want mixed; then
   done
   step 120 "goal row, mixed forward, 1.6 M steps" env DTSIM_CUDA_MIXED_FORWARD=1 \
     BACKENDS="cuda-resident" CUDA_NODE_STEPS=1600000 bench/backend_bench.sh "$build" 1024
+  # 256 nodes (1,024 blocks: taken; 32 nodes, 128 blocks, are under mixed_forward_fills'
+  # two per SM), off then on.
+  for m in 0 1; do
+    step 60 "mixed forward $m, 256 nodes" env DTSIM_CUDA_MIXED_FORWARD=$m \
+      BACKENDS="cuda-resident" CUDA_NODE_STEPS=400000 bench/backend_bench.sh "$build" 256
+  done
   # The kernels that change, one at a time under Nsight Compute: the mixing (its rest of the
   # row), the mixed forward kernel and the fused step (reading the minibatch by index), and
   # cuBLAS's GEMMs beside them, over 3 resident 1,024-node rounds.
