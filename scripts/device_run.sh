@@ -21,10 +21,10 @@
 # 'mixed' the goal row with this binary's first-layer mixing in the forward pass off and on
 # (DTSIM_CUDA_MIXED_FORWARD=0 / 1) in turn, three times (bench/goal_row.py --pair
 # mixed0,mixed1), then on at 1.6 M steps, off and on at 256 nodes, and 3 rounds' kernels
-# with it on under Nsight Compute; 'differential' runs 24 random small scenarios (every built-in algorithm and
-# compressor, tests/app/backend_differential.py) on cpu-resident and cuda-resident and
-# keeps, under $OUT/differential, those whose final loss or accuracy differ by more than 5%
-# or 3 points, or that end otherwise.
+# with it on under Nsight Compute; 'differential' runs 24 random small scenarios (every
+# built-in algorithm and compressor, tests/app/backend_differential.py) on cpu-resident and
+# cuda-resident and keeps, under $OUT/differential, those whose final loss or accuracy
+# differ by more than 5% or 3 points, or that end otherwise.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=$PWD/.device
