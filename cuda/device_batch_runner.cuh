@@ -567,7 +567,7 @@ private:
   bool fuse_ = false;                          // kCanFuse, resident, and not turned off
   bool mix_forward_ = false; // kCanFuse, resident, turned on, minibatches of up to 32
   int sm_count_ = 1;
-  int mix_min_blocks_per_sm_ = 2; // a batch with fewer blocks per SM mixes apart
+  int mix_min_blocks_per_sm_ = 0; // FirstLayerFusion's: fewer blocks per SM mix apart
   struct Deferred {
     BatchCommon common;
     int count = 0;

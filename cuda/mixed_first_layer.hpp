@@ -61,14 +61,13 @@ DTSIM_HD inline int mixed_slabs(const MixedForwardPlan& f) {
 }
 
 // Whether a batch of `entries` mixings gives the mixed pass at least `min_blocks_per_sm`
-// blocks per SM (two by default, FirstLayerFusion).
+// blocks per SM (FirstLayerFusion::mixing_min_blocks_per_sm, two by default).
 // Each block walks W's inputs 32 at a time, waiting on every load (25 steps for
 // Fashion-MNIST's 784), where the plain mixing spreads a node's row over about 200 blocks:
 // a batch of a few nodes (an asynchronous run's) would leave most SMs idle in it, so such a
 // batch mixes apart, as without the fusion. (Which path a batch takes then depends on the
 // GPU, as its chunks already do; on one GPU the bits repeat.)
-inline bool mixed_forward_fills(std::size_t entries, int out, int sm_count,
-                                int min_blocks_per_sm = 2) {
+inline bool mixed_forward_fills(std::size_t entries, int out, int sm_count, int min_blocks_per_sm) {
   return entries * static_cast<std::size_t>(mixed_slabs(out)) >=
          static_cast<std::size_t>(min_blocks_per_sm) * static_cast<std::size_t>(sm_count);
 }

@@ -5,6 +5,7 @@
 // order from the minibatch read by index. The mixed weights must be the same bits, and the
 // rest of each row left to the plain mixing untouched. A first layer of 70 x 100 weights cuts
 // the 64-output slabs and the 32-input loads at both edges.
+#include "cuda/device_gradients.hpp"
 #include "cuda/mixed_first_layer.hpp"
 #include "resident_test_vectors.hpp"
 
@@ -113,14 +114,16 @@ TEST_SUITE("cuda") {
 
   TEST_CASE("Mixed first layer: a batch takes it only with two blocks per SM") {
     // 256 outputs: 4 slabs a node; an H100's 132 SMs want 264 blocks, 66 nodes.
+    const int kBound = FirstLayerFusion{}.mixing_min_blocks_per_sm;
+    CHECK(kBound == 2);
     CHECK(mixed_slabs(256) == 4);
     CHECK(mixed_slabs(70) == 2);
-    CHECK(mixed_forward_fills(1024, 256, 132));
-    CHECK(mixed_forward_fills(66, 256, 132));
-    CHECK_FALSE(mixed_forward_fills(65, 256, 132));
-    CHECK_FALSE(mixed_forward_fills(1, 256, 132)); // an asynchronous run's small batch
-    CHECK(mixed_forward_fills(264, 64, 132));      // one slab a node
-    CHECK_FALSE(mixed_forward_fills(263, 64, 132));
+    CHECK(mixed_forward_fills(1024, 256, 132, kBound));
+    CHECK(mixed_forward_fills(66, 256, 132, kBound));
+    CHECK_FALSE(mixed_forward_fills(65, 256, 132, kBound));
+    CHECK_FALSE(mixed_forward_fills(1, 256, 132, kBound)); // an asynchronous run's small batch
+    CHECK(mixed_forward_fills(264, 64, 132, kBound));      // one slab a node
+    CHECK_FALSE(mixed_forward_fills(263, 64, 132, kBound));
     CHECK(mixed_forward_fills(1, 256, 132, 0)); // the device tests' setting
   }
 }
