@@ -212,13 +212,40 @@ public:
     check(cudaMemcpyAsync(models_.data, models.data(), nodes_ * P_ * sizeof(float),
                           cudaMemcpyHostToDevice, stream_),
           "cudaMemcpyAsync (resident models)");
-    if (rule_.keeps_momentum()) {
-      momenta_.resize(nodes_ * P_, "cudaMalloc (resident momenta)");
-      check(cudaMemsetAsync(momenta_.data, 0, nodes_ * P_ * sizeof(float), stream_),
-            "cudaMemsetAsync (resident momenta)");
-    }
-    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    start_momenta();
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); // models is the caller's
     bus_.host_to_device_bytes += static_cast<std::int64_t>(nodes_ * P_ * sizeof(float));
+  }
+  // One model up the bus, copied to every row here.
+  void push_initial_model(std::span<const float> model) override {
+    if (model.size() != P_)
+      throw std::invalid_argument("resident initial model: expected " + std::to_string(P_) +
+                                  " floats");
+    check(cudaMemcpyAsync(models_.data, model.data(), P_ * sizeof(float), cudaMemcpyHostToDevice,
+                          stream_),
+          "cudaMemcpyAsync (resident initial model)");
+    queue_copy_of_first_row();
+    start_momenta();
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); // model is the caller's
+    bus_.host_to_device_bytes += static_cast<std::int64_t>(P_ * sizeof(float));
+  }
+  // Rows 1 .. nodes_ - 1 of the models = row 0, on the stream (public only because nvcc
+  // allows no device lambda in a private member).
+  void queue_copy_of_first_row() {
+    float* rows = models_.data;
+    const std::size_t P = P_;
+    each_element(stream_, static_cast<int>(nodes_) - 1, P, [=] __device__(int b, std::size_t e) {
+      rows[(static_cast<std::size_t>(b) + 1) * P + e] = rows[e];
+    });
+    check(cudaGetLastError(), "kernel launch (resident initial models)");
+  }
+  // The momenta zero, where the rule keeps them: a run's start (public: as above).
+  void start_momenta() {
+    if (!rule_.keeps_momentum())
+      return;
+    momenta_.resize(nodes_ * P_, "cudaMalloc (resident momenta)");
+    check(cudaMemsetAsync(momenta_.data, 0, nodes_ * P_ * sizeof(float), stream_),
+          "cudaMemsetAsync (resident momenta)");
   }
   // The node models, nodes() rows of P floats (an evaluation pass reads them in place).
   const float* model_rows() const { return models_.data; }

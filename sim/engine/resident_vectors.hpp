@@ -272,6 +272,10 @@ public:
 
   // The engine's copy of the models (one column of dim floats per node) to and from here.
   virtual void push_models(std::span<const float> models) = 0;
+  // A run's start: every node's model = `model` (dim floats) and its momentum zero. The engine
+  // then keeps no host copy of the models until it reads one (pull_models): n x dim floats of
+  // host memory a run on a device, and a long run on the host, never need.
+  virtual void push_initial_model(std::span<const float> model) = 0;
   virtual void pull_models(std::span<float> models) = 0;
 
   // --- Element-wise steps on named vectors, for the methods whose math runs on the engine

@@ -37,7 +37,6 @@ Simulator::Simulator(const SimulationParts& parts, EngineConfig config)
       tasks_since_read_(static_cast<std::size_t>(nodes_), 0),
       read_interval_(static_cast<std::size_t>(nodes_), 0), pool_(dim_),
       staleness_histogram_(kStalenessBins, 0) {
-  node_params_.resize(static_cast<Eigen::Index>(dim_), nodes_);
   if (timing_only()) {
     DTSIM_ASSERT(!config_.eval_per_epoch && !config_.eval_per_node,
                  "timing-only runs have no models to evaluate");
@@ -67,7 +66,11 @@ Simulator::Simulator(const SimulationParts& parts, EngineConfig config)
     for (int i = 0; i < nodes_; ++i)
       slots_.push_back(std::make_unique<GradientSlot>(*parts.model, config_.batch_size, *batcher_,
                                                       resident_ != nullptr));
-  } else if (!timing_only()) {
+  }
+  // A resident backend's models come here only when something on the host reads them.
+  if (!resident_)
+    node_params_.resize(static_cast<Eigen::Index>(dim_), nodes_);
+  if (!timing_only() && !parts.batched) {
     working_copies_ = config_.working_copies && parts.algorithm->can_keep_model_inputs();
     task_scratch_ = std::make_unique<TaskScratchPool>(
         *parts.model, parts.train->num_features(), config_.batch_size,
@@ -187,6 +190,8 @@ bool Simulator::run_on_working_copy(int node) {
 }
 
 void Simulator::pull_models() const {
+  if (node_params_.size() == 0)
+    node_params_.resize(static_cast<Eigen::Index>(dim_), nodes_);
   resident_->pull_models({node_params_.data(), static_cast<std::size_t>(node_params_.size())});
   ++model_pulls_;
   pulled_batches_ = batcher_->batches();
@@ -815,11 +820,13 @@ RunResult Simulator::run(RunHeader header) {
   // Every node starts from the same model, drawn from the ("init") stream.
   if (!timing_only()) {
     Rng init = Rng::stream(config_.seed, "init", Rng::kNoNode);
-    parts_.model->init({node_params_.col(0).data(), dim_}, init);
-    for (int i = 1; i < nodes_; ++i)
-      node_params_.col(i) = node_params_.col(0);
+    const std::span<float> first{resident_ ? eval_model_.data() : node_params_.col(0).data(), dim_};
+    parts_.model->init(first, init);
     if (resident_)
-      resident_->push_models({node_params_.data(), static_cast<std::size_t>(node_params_.size())});
+      resident_->push_initial_model(first);
+    else
+      for (int i = 1; i < nodes_; ++i)
+        node_params_.col(i) = node_params_.col(0);
   }
   // Row 0: the initial model.
   queue_.push(SimTime(), EventKind::Evaluation, -1, -1,

@@ -172,7 +172,7 @@ private:
   int nodes_;
   std::size_t dim_;
   // dim x nodes: all models contiguous. With a resident backend, a copy of its models that
-  // is refreshed (pull_models) before anything on the host reads it.
+  // is made and refreshed (pull_models) before anything on the host reads it: empty until then.
   mutable Eigen::MatrixXf node_params_;
   ResidentVectors* resident_ = nullptr; // the backend keeps the models and messages
   // Resident: the batches run when the models were last pulled (a batch's mixing changes
@@ -181,9 +181,10 @@ private:
   mutable std::int64_t pulled_batches_ = 0;
   mutable std::uint64_t pulled_model_writes_ = 0; // resident_->model_writes() at the pull
   mutable std::int64_t model_pulls_ = 0;          // every node model to the host, each time
-  // The pulled copy is stale once a batch ran or a method's step wrote a model since.
+  // The pulled copy is stale until the first pull, and once a batch ran or a method's step
+  // wrote a model since.
   bool models_stale() const {
-    return resident_ && (batcher_->batches() != pulled_batches_ ||
+    return resident_ && (node_params_.size() == 0 || batcher_->batches() != pulled_batches_ ||
                          resident_->model_writes() != pulled_model_writes_);
   }
   void pull_models() const;

@@ -209,6 +209,18 @@ double CpuResidentGradients::consensus_distance() {
 void CpuResidentGradients::push_models(std::span<const float> models) {
   DTSIM_ASSERT(models.size() == static_cast<std::size_t>(models_.size()), "push_models: size");
   std::copy(models.begin(), models.end(), models_.data());
+  start_momenta();
+}
+
+void CpuResidentGradients::push_initial_model(std::span<const float> model) {
+  DTSIM_ASSERT(model.size() == dim_, "push_initial_model: size");
+  // Copies only: any thread, the same bits (and the first touch of the pages spread).
+  tbb::parallel_for(Eigen::Index{0}, models_.cols(),
+                    [&](Eigen::Index node) { models_.col(node) = as_vec(model); });
+  start_momenta();
+}
+
+void CpuResidentGradients::start_momenta() {
   if (rule_.keeps_momentum() && momenta_.empty())
     momenta_.assign(grads_.size(), Vec::Zero(static_cast<Eigen::Index>(dim_)));
 }

@@ -45,6 +45,7 @@ public:
   void decode(int node, VectorRef wire, VectorRef ref, VectorRef out) override;
   void own_view(int node, VectorRef wire, VectorRef x, VectorRef out) override;
   void push_models(std::span<const float> models) override;
+  void push_initial_model(std::span<const float> model) override;
   void pull_models(std::span<float> models) override;
   void mean_of_rows(VectorRef::Kind rows, std::span<float> out) override;
   double consensus_distance() override;
@@ -75,6 +76,7 @@ private:
   // The messages among refs, made before any span is taken: making one grows the store.
   void make_messages(std::initializer_list<VectorRef> refs);
   void run_mix(int node);
+  void start_momenta(); // zero, where the rule keeps them: a run's start
 
   const Model& model_;
   std::size_t dim_;

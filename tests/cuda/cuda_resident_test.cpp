@@ -55,7 +55,7 @@ double close(const std::vector<float>& a, const std::vector<float>& b) {
 } // namespace
 
 TEST_SUITE("cuda") {
-  TEST_CASE("CUDA: a resident store's mean model and consensus distance equal the host's") {
+  TEST_CASE("CUDA: a resident store's mean model, consensus distance and initial models") {
     if (const std::string why = cuda::unavailable_reason(); !why.empty()) {
       MESSAGE("SKIPPED: " << why);
       return;
@@ -89,6 +89,16 @@ TEST_SUITE("cuda") {
     CHECK(host > 0);
     CHECK(std::abs(on_device - host) <= 1e-6 * host);
     CHECK(resident->consensus_distance() == on_device); // the same bits again
+
+    // A run's start: one model up the bus, copied into every row on the device.
+    const std::vector<float> first(models.col(3).data(), models.col(3).data() + P);
+    resident->push_initial_model(first);
+    Eigen::MatrixXf pulled = Eigen::MatrixXf::Constant(static_cast<Eigen::Index>(P), nodes, -1);
+    resident->pull_models({pulled.data(), static_cast<std::size_t>(pulled.size())});
+    for (int i = 0; i < nodes; ++i) {
+      CAPTURE(i);
+      CHECK(pulled.col(i) == models.col(3));
+    }
   }
 
   TEST_CASE("CUDA: a resident store's per-node accuracies equal the CPU model's") {

@@ -3,7 +3,9 @@
 // identical to per-node tasks. The CUDA backend shares this batching; its own tests are in
 // tests/cuda.
 #include "cuda/cuda_backend.hpp"
+#include "models/mlp.hpp"
 #include "sim/engine/gradient_batcher.hpp"
+#include "sim/optimizers/cpu_resident_gradients.hpp"
 #include "sim/scenario/run_plan.hpp"
 #include "sim/trace/memory_trace_sink.hpp"
 #include "support/config_error.hpp"
@@ -292,6 +294,33 @@ TEST_SUITE("engine") {
       CHECK(pulls > 0);
       CHECK(pulls <= static_cast<double>(per_node.rows().size()));
     }
+  }
+
+  TEST_CASE("Resident vectors: a run's start copies one model into every node's row") {
+    // The engine hands a resident backend the one drawn model (push_initial_model) and keeps
+    // no host copy of the n models until it reads them; a pull then gives n copies.
+    const Mlp mlp(6, {5}, 3);
+    Dataset train;
+    train.num_classes = 3;
+    train.shape = {6};
+    train.features = Eigen::MatrixXf::Zero(6, 4);
+    train.labels = {0, 1, 2, 0};
+    const int nodes = 5;
+    CpuResidentGradients store(mlp, train, 2, nodes);
+    ResidentVectors::LocalUpdateRule rule;
+    rule.momentum = 0.9f;
+    store.set_local_update(rule);
+    std::vector<float> model(mlp.num_params());
+    Rng init = Rng::stream(3, "test", Rng::kNoNode);
+    mlp.init(model, init);
+    store.push_initial_model(model);
+    std::vector<float> pulled(model.size() * nodes, -1.0f);
+    store.pull_models(pulled);
+    for (int i = 0; i < nodes; ++i) {
+      CAPTURE(i);
+      CHECK(std::equal(model.begin(), model.end(), pulled.begin() + i * model.size()));
+    }
+    CHECK(store.consensus_distance() < 1e-12);
   }
 
   TEST_CASE("Batched gradients: a synchronous round is one batch of every node") {
