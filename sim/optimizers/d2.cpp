@@ -37,9 +37,8 @@ D2::D2(const Params& p, const AlgorithmSetup& setup)
                        "; use a graph whose W keeps every eigenvalue above -1/3, e.g. an odd "
                        "ring or the complete graph (dtsim topology KIND --nodes N prints it)");
   }
-  const auto d = static_cast<Eigen::Index>(setup.num_params);
-  x_prev_.assign(static_cast<std::size_t>(setup.nodes), Vec::Zero(d));
-  g_prev_.assign(static_cast<std::size_t>(setup.nodes), Vec::Zero(d));
+  x_prev_ = NodeVectors(setup.nodes, setup.num_params);
+  g_prev_ = NodeVectors(setup.nodes, setup.num_params);
 }
 
 std::string D2::describe() const {
@@ -47,10 +46,7 @@ std::string D2::describe() const {
 }
 
 std::size_t D2::state_bytes() const {
-  std::size_t floats = 0;
-  for (std::size_t i = 0; i < x_prev_.size(); ++i)
-    floats += static_cast<std::size_t>(x_prev_[i].size() + g_prev_[i].size());
-  return GossipProtocol::state_bytes() + floats * sizeof(float);
+  return GossipProtocol::state_bytes() + x_prev_.bytes() + g_prev_.bytes();
 }
 
 bool D2::attach_resident(ResidentVectors& vectors) {
@@ -88,8 +84,8 @@ void D2::local_step(int node, std::span<const float> x, std::span<float> grad) {
     return;
   }
   const auto i = static_cast<std::size_t>(node);
-  correct(task_step(node) == 0, weight_decay_, step_lr(node), grad, x, {x_prev_[i].data(), dim()},
-          {g_prev_[i].data(), dim()}, outgoing(node, 0));
+  correct(task_step(node) == 0, weight_decay_, step_lr(node), grad, x, x_prev_.span(i),
+          g_prev_.span(i), outgoing(node, 0));
 }
 
 void D2::combine(int node, std::span<float> x) {

@@ -52,8 +52,8 @@ private:
   bool combine_is_mix() const override { return !resident(); }
 
   float weight_decay_;
-  std::vector<Vec> x_prev_;
-  std::vector<Vec> g_prev_;
+  NodeVectors x_prev_;
+  NodeVectors g_prev_;
 };
 
 } // namespace dtsim

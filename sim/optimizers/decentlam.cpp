@@ -32,9 +32,8 @@ DecentLam::DecentLam(const Params& p, const AlgorithmSetup& setup)
       beta_text_(p.number("momentum", 0.9, Range::unit_open_hi())),
       beta_(static_cast<float>(beta_text_)),
       weight_decay_(static_cast<float>(p.number("weight_decay", 0.0, Range::non_negative()))) {
-  const auto n = static_cast<std::size_t>(setup.nodes);
-  m_.assign(n, Vec::Zero(static_cast<Eigen::Index>(setup.num_params)));
-  scratch_.assign(n, Vec(static_cast<Eigen::Index>(std::min(kBlock, setup.num_params))));
+  m_ = NodeVectors(setup.nodes, setup.num_params);
+  scratch_ = NodeVectors(setup.nodes, std::min(kBlock, setup.num_params));
 }
 
 std::string DecentLam::describe() const {
@@ -43,10 +42,7 @@ std::string DecentLam::describe() const {
 }
 
 std::size_t DecentLam::state_bytes() const {
-  std::size_t floats = 0;
-  for (std::size_t i = 0; i < m_.size(); ++i)
-    floats += static_cast<std::size_t>(m_[i].size() + scratch_[i].size());
-  return GossipProtocol::state_bytes() + floats * sizeof(float);
+  return GossipProtocol::state_bytes() + m_.bytes() + scratch_.bytes();
 }
 
 bool DecentLam::attach_resident(ResidentVectors& vectors) {
@@ -76,10 +72,11 @@ void DecentLam::combine(int node, std::span<float> x) {
   const float lr = mixed_lr(node);
   const std::span<const float> z = sent(node, 0);
   float* mixed = scratch_[i].data();
+  float* m = m_[i].data();
   for (std::size_t first = 0; first < x.size(); first += kBlock) {
     const std::size_t len = std::min(kBlock, x.size() - first);
     mix_range(node, 0, z, first, len, mixed);
-    decentlam_momentum(beta_, lr, x.data() + first, mixed, m_[i].data() + first, len);
+    decentlam_momentum(beta_, lr, x.data() + first, mixed, m + first, len);
   }
 }
 

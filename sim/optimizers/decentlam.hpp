@@ -38,8 +38,8 @@ private:
 
   double beta_text_;
   float beta_, weight_decay_;
-  std::vector<Vec> m_;
-  std::vector<Vec> scratch_; // one block per node: mix(z)
+  NodeVectors m_;
+  NodeVectors scratch_; // one block per node: mix(z)
 };
 
 } // namespace dtsim

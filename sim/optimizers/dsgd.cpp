@@ -37,8 +37,7 @@ Dsgd::Dsgd(const Params& p, const AlgorithmSetup& setup, const Preset& preset)
           "adapt_then_combine"),
       update_(p, setup.nodes, setup.num_params, preset.update) {
   if (!adapt_then_combine_)
-    pending_u_.assign(static_cast<std::size_t>(setup.nodes),
-                      Vec(static_cast<Eigen::Index>(setup.num_params)));
+    pending_u_ = NodeVectors(setup.nodes, setup.num_params);
 }
 
 std::string Dsgd::describe() const {
@@ -50,10 +49,7 @@ std::string Dsgd::describe() const {
 }
 
 std::size_t Dsgd::state_bytes() const {
-  std::size_t bytes = GossipProtocol::state_bytes() + update_.state_bytes();
-  for (const Vec& u : pending_u_)
-    bytes += static_cast<std::size_t>(u.size()) * sizeof(float);
-  return bytes;
+  return GossipProtocol::state_bytes() + update_.state_bytes() + pending_u_.bytes();
 }
 
 bool Dsgd::attach_resident(ResidentVectors& vectors) {

@@ -44,7 +44,7 @@ private:
   std::string name_;
   bool adapt_then_combine_;
   LocalUpdate update_;
-  std::vector<Vec> pending_u_; // combine_then_adapt: u_i, applied after mixing
+  NodeVectors pending_u_; // combine_then_adapt: u_i, applied after mixing
 };
 
 } // namespace dtsim

@@ -148,11 +148,11 @@ void GossipProtocol::rebuild_model(int node, std::span<float> x) const {
 
 void GossipProtocol::set_resident(ResidentVectors& vectors,
                                   const ResidentVectors::LocalUpdateRule& rule,
-                                  std::initializer_list<std::vector<Vec>*> held) {
+                                  std::initializer_list<NodeVectors*> held) {
   vectors.set_local_update(rule);
   resident_ = &vectors;
-  for (std::vector<Vec>* v : held)
-    std::vector<Vec>().swap(*v);
+  for (NodeVectors* v : held)
+    v->release();
 }
 
 void GossipProtocol::queue_mix(int node, bool self_is_model) {

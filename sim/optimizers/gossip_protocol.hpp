@@ -6,6 +6,7 @@
 #include "sim/engine/shared_buffer.hpp"
 #include "sim/optimizers/algorithm_setup.hpp"
 #include "sim/optimizers/lr_schedule.hpp"
+#include "sim/optimizers/node_vectors.hpp"
 #include "topologies/mixing_schedule.hpp"
 
 #include <initializer_list>
@@ -111,9 +112,9 @@ protected:
   // --- a resident backend (ResidentVectors) instead of host vectors ---
   // From attach_resident: the backend takes the local update `rule`, the hooks then queue
   // their math there instead of doing it, and `held` (the host's per-node vectors the
-  // backend now keeps) are freed: they would only take memory.
+  // backend now keeps) are released: they would only take memory.
   void set_resident(ResidentVectors& vectors, const ResidentVectors::LocalUpdateRule& rule,
-                    std::initializer_list<std::vector<Vec>*> held = {});
+                    std::initializer_list<NodeVectors*> held = {});
   ResidentVectors* resident() const { return resident_; }
   // mix(node, 0, sent(node, 0), x), or with self_is_model mix(node, 0, x, x), as the
   // resident backend's mix_into_model.

@@ -26,13 +26,9 @@ LocalUpdate::Options tracker_momentum() {
 GradientTracking::GradientTracking(const Params& p, const AlgorithmSetup& setup)
     : GossipProtocol(p, setup, tracking_options()),
       weight_decay_(static_cast<float>(p.number("weight_decay", 0.0, Range::non_negative()))),
-      update_(p, setup.nodes, setup.num_params, tracker_momentum()) {
-  const auto d = static_cast<Eigen::Index>(setup.num_params);
-  const auto n = static_cast<std::size_t>(setup.nodes);
-  y_.assign(n, Vec::Zero(d));
-  g_prev_.assign(n, Vec::Zero(d));
-  u_.assign(n, Vec::Zero(d));
-}
+      update_(p, setup.nodes, setup.num_params, tracker_momentum()),
+      y_(setup.nodes, setup.num_params), g_prev_(setup.nodes, setup.num_params),
+      u_(setup.nodes, setup.num_params) {}
 
 std::string GradientTracking::describe() const {
   return "gradient-tracking (" + describe_protocol() +
@@ -42,10 +38,8 @@ std::string GradientTracking::describe() const {
 }
 
 std::size_t GradientTracking::state_bytes() const {
-  std::size_t floats = 0;
-  for (std::size_t i = 0; i < y_.size(); ++i)
-    floats += static_cast<std::size_t>(y_[i].size() + g_prev_[i].size() + u_[i].size());
-  return GossipProtocol::state_bytes() + update_.state_bytes() + floats * sizeof(float);
+  return GossipProtocol::state_bytes() + update_.state_bytes() + y_.bytes() + g_prev_.bytes() +
+         u_.bytes();
 }
 
 bool GradientTracking::attach_resident(ResidentVectors& vectors) {
@@ -82,8 +76,8 @@ void GradientTracking::local_step(int node, std::span<const float> x, std::span<
   const auto i = static_cast<std::size_t>(node);
   ResidentVectors::LocalUpdateRule rule = update_.rule();
   rule.weight_decay = weight_decay_;
-  track(rule, task_step(node) == 0, grad, x, {y_[i].data(), dim()}, {g_prev_[i].data(), dim()},
-        update_.momentum_of(node), {u_[i].data(), dim()});
+  track(rule, task_step(node) == 0, grad, x, y_.span(i), g_prev_.span(i), update_.momentum_of(node),
+        u_.span(i));
   as_vec(outgoing(node, 0)) = as_vec(x);
   as_vec(outgoing(node, 1)) = y_[i];
 }
@@ -96,7 +90,7 @@ void GradientTracking::combine(int node, std::span<float> x) {
   const auto i = static_cast<std::size_t>(node);
   mix(node, 0, x, x);
   as_vec(x) -= mixed_lr(node) * u_[i];
-  const std::span<float> y{y_[i].data(), dim()};
+  const std::span<float> y = y_.span(i);
   mix(node, 1, y, y);
 }
 

@@ -47,9 +47,9 @@ private:
 
   float weight_decay_;
   LocalUpdate update_; // without weight decay: it enters g before the tracking
-  std::vector<Vec> y_;
-  std::vector<Vec> g_prev_;
-  std::vector<Vec> u_;
+  NodeVectors y_;
+  NodeVectors g_prev_;
+  NodeVectors u_;
 };
 
 } // namespace dtsim

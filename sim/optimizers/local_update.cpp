@@ -2,35 +2,24 @@
 // Weight decay and local momentum on flat vectors.
 #include "sim/optimizers/local_update.hpp"
 
-#include "sim/core/errors.hpp"
-
 #include <algorithm>
 
 namespace dtsim {
 
-LocalUpdate::LocalUpdate(const Params& p, int nodes, std::size_t dim, const Options& options)
-    : dim_(dim) {
+LocalUpdate::LocalUpdate(const Params& p, int nodes, std::size_t dim, const Options& options) {
   beta_text_ = p.number("momentum", options.momentum, Range::unit_open_hi());
   beta_ = static_cast<float>(beta_text_);
   nesterov_ = options.nesterov_key ? p.flag("nesterov", options.nesterov) : options.nesterov;
   if (options.weight_decay_key)
     weight_decay_ = static_cast<float>(p.number("weight_decay", 0.0, Range::non_negative()));
   if (beta_ > 0)
-    m_.resize(static_cast<std::size_t>(nodes));
-}
-
-Vec& LocalUpdate::momentum_buffer(int node) {
-  DTSIM_ASSERT(!released_, "LocalUpdate: a node's step after release_state()");
-  Vec& m = m_[static_cast<std::size_t>(node)];
-  if (m.size() == 0)
-    m = Vec::Zero(static_cast<Eigen::Index>(dim_));
-  return m;
+    m_ = NodeVectors(nodes, dim);
 }
 
 void LocalUpdate::direction(int node, std::span<const float> grad, std::span<const float> x,
                             std::span<float> out) {
   direction(rule(), grad, x,
-            beta_ > 0 ? std::span<float>(momentum_buffer(node).data(), out.size())
+            beta_ > 0 ? m_.span(static_cast<std::size_t>(node)).first(out.size())
                       : std::span<float>(),
             out);
 }
@@ -56,7 +45,7 @@ void LocalUpdate::direction(const ResidentVectors::LocalUpdateRule& rule,
 void LocalUpdate::step(int node, std::span<const float> grad, std::span<const float> x, float lr,
                        std::span<float> out) {
   step(rule(), grad, x, lr,
-       beta_ > 0 ? std::span<float>(momentum_buffer(node).data(), out.size()) : std::span<float>(),
+       beta_ > 0 ? m_.span(static_cast<std::size_t>(node)).first(out.size()) : std::span<float>(),
        out);
 }
 
@@ -92,9 +81,8 @@ void LocalUpdate::step(const ResidentVectors::LocalUpdateRule& rule, std::span<c
   }
 }
 
-// What the buffers hold once every node has stepped (a trace's header states it at the start).
 std::size_t LocalUpdate::state_bytes() const {
-  return m_.size() * dim_ * sizeof(float);
+  return m_.bytes();
 }
 
 } // namespace dtsim

@@ -5,6 +5,7 @@
 #include "sim/core/flat_vector.hpp"
 #include "sim/core/params.hpp"
 #include "sim/engine/resident_vectors.hpp"
+#include "sim/optimizers/node_vectors.hpp"
 
 #include <span>
 #include <vector>
@@ -43,14 +44,11 @@ public:
   // Node i's momentum buffer (empty without momentum), for a method that runs direction()'s
   // static form with its own steps around it.
   std::span<float> momentum_of(int node) {
-    return beta_ > 0 ? std::span<float>(momentum_buffer(node).data(), dim_) : std::span<float>();
+    return beta_ > 0 ? m_.span(static_cast<std::size_t>(node)) : std::span<float>();
   }
   // Drops the momentum buffers, for a method whose resident backend holds the momenta
   // (attach_resident): the node-indexed direction() and step() may not be called after it.
-  void release_state() {
-    std::vector<Vec>().swap(m_);
-    released_ = true;
-  }
+  void release_state() { m_.release(); }
   std::size_t state_bytes() const;
   double momentum() const { return beta_text_; }
   bool nesterov() const { return nesterov_; }
@@ -63,18 +61,11 @@ public:
                    std::span<const float> x, float lr, std::span<float> m, std::span<float> out);
 
 private:
-  // Node i's momentum, zero on its first use: made there, by the node's own step (one node's
-  // buffer per call, so steps of different nodes may run at once), so that a method whose
-  // resident backend keeps the momenta never fills n host buffers it drops at once.
-  Vec& momentum_buffer(int node);
-
-  std::size_t dim_ = 0;
-  bool released_ = false;
   float beta_ = 0;
   double beta_text_ = 0; // as configured, for describe()
   float weight_decay_ = 0;
   bool nesterov_ = false;
-  std::vector<Vec> m_; // per node: empty until its first step
+  NodeVectors m_; // made on each node's first step
 };
 
 } // namespace dtsim

@@ -23,22 +23,16 @@ MomentumTracking::MomentumTracking(const Params& p, const AlgorithmSetup& setup)
       beta_text_(p.number("momentum", 0.9, Range::unit_open_hi())),
       beta_(static_cast<float>(beta_text_)),
       weight_decay_(static_cast<float>(p.number("weight_decay", 0.0, Range::non_negative()))),
-      first_gradients_(static_cast<std::size_t>(setup.nodes)) {
-  const auto d = static_cast<Eigen::Index>(setup.num_params);
-  m_.assign(static_cast<std::size_t>(setup.nodes), Vec::Zero(d));
-  d_.assign(static_cast<std::size_t>(setup.nodes), Vec::Zero(d));
-}
+      m_(setup.nodes, setup.num_params), d_(setup.nodes, setup.num_params),
+      first_gradients_(static_cast<std::size_t>(setup.nodes)) {}
 
 std::string MomentumTracking::describe() const {
   return "momentum-tracking (" + describe_protocol() + ", beta " + format_number(beta_text_) +
          lr_schedule().describe() + ")";
 }
 
-std::size_t MomentumTracking::state_bytes() const { // m_ and d_ are empty when resident
-  std::size_t floats = 0;
-  for (std::size_t i = 0; i < m_.size(); ++i)
-    floats += static_cast<std::size_t>(m_[i].size() + d_[i].size());
-  return GossipProtocol::state_bytes() + floats * sizeof(float);
+std::size_t MomentumTracking::state_bytes() const { // m_ and d_ are released when resident
+  return GossipProtocol::state_bytes() + m_.bytes() + d_.bytes();
 }
 
 bool MomentumTracking::attach_resident(ResidentVectors& vectors) {
@@ -87,8 +81,7 @@ void MomentumTracking::local_step(int node, std::span<const float> x, std::span<
     d_[i] = as_vec(grad); // g^0, until the all-reduce gives the mean (start_node())
     return;
   }
-  step(beta_, weight_decay_, grad, x, {m_[i].data(), dim()}, {d_[i].data(), dim()},
-       outgoing(node, 1));
+  step(beta_, weight_decay_, grad, x, m_.span(i), d_.span(i), outgoing(node, 1));
 }
 
 void MomentumTracking::combine(int node, std::span<float> x) {
@@ -98,10 +91,10 @@ void MomentumTracking::combine(int node, std::span<float> x) {
   }
   const auto i = static_cast<std::size_t>(node);
   mix(node, 0, x, x);
-  descend(mixed_lr(node), x, {m_[i].data(), dim()}, {d_[i].data(), dim()});
-  const std::span<float> d{d_[i].data(), dim()};
+  descend(mixed_lr(node), x, m_.span(i), d_.span(i));
+  const std::span<float> d = d_.span(i);
   mix(node, 1, sent(node, 1), d);
-  correct(d, {m_[i].data(), dim()});
+  correct(d, m_.span(i));
 }
 
 bool MomentumTracking::ready_to_send(Context& ctx, int node) {
@@ -160,8 +153,8 @@ void MomentumTracking::start_node(Context& ctx, int node, const SharedBuffer& gb
     resident()->start_momentum_tracking(node, outgoing_id(node));
   } else {
     const auto i = static_cast<std::size_t>(node);
-    initialise(beta_, weight_decay_, gbar.view(), ctx.params_view(node), {d_[i].data(), dim()},
-               {m_[i].data(), dim()}, outgoing(node, 1));
+    initialise(beta_, weight_decay_, gbar.view(), ctx.params_view(node), d_.span(i), m_.span(i),
+               outgoing(node, 1));
   }
   if (!(collecting_own_ && node == 0)) // else node 0 is not held: ready_to_send goes on
     release(ctx, node);

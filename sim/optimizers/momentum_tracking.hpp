@@ -61,8 +61,8 @@ public:
   static void correct(std::span<float> d, std::span<const float> m);
 
   // For tests and diagnostics, between steps: node i's momentum m_i and correction d_i.
-  const Vec& momentum(int node) const { return m_[static_cast<std::size_t>(node)]; }
-  const Vec& correction(int node) const { return d_[static_cast<std::size_t>(node)]; }
+  const Vec& momentum(int node) { return m_[static_cast<std::size_t>(node)]; }
+  const Vec& correction(int node) { return d_[static_cast<std::size_t>(node)]; }
 
   static constexpr std::int32_t kInitGradient = 1; // g_i^0 to node 0
   static constexpr std::int32_t kInitMean = 2;     // gbar from node 0
@@ -77,8 +77,8 @@ private:
 
   double beta_text_;
   float beta_, weight_decay_;
-  std::vector<Vec> m_;
-  std::vector<Vec> d_; // holds g_i^0 between the first gradient and the all-reduce
+  NodeVectors m_;
+  NodeVectors d_; // holds g_i^0 between the first gradient and the all-reduce
   std::vector<SharedBuffer> first_gradients_; // at node 0 during the all-reduce
   int collected_ = 0;
   bool collecting_own_ = false; // node 0's own first gradient is being collected

@@ -16,12 +16,10 @@ QgDsgdm::QgDsgdm(const Params& p, const AlgorithmSetup& setup, bool nesterov)
       mu_(static_cast<float>(mu_text_)),
       weight_decay_(static_cast<float>(p.number("weight_decay", 0.0, Range::non_negative()))),
       refresh_period_(p.integer("refresh_period", 1, Range::at_least(1))) {
-  const auto d = static_cast<Eigen::Index>(setup.num_params);
-  const auto n = static_cast<std::size_t>(setup.nodes);
-  mhat_.assign(n, Vec::Zero(d));
+  mhat_ = NodeVectors(setup.nodes, setup.num_params);
   if (refresh_period_ > 1)
-    v_.assign(n, Vec::Zero(d));
-  scratch_.assign(n, Vec(static_cast<Eigen::Index>(std::min(kBlock, setup.num_params))));
+    v_ = NodeVectors(setup.nodes, setup.num_params);
+  scratch_ = NodeVectors(setup.nodes, std::min(kBlock, setup.num_params));
 }
 
 std::string QgDsgdm::describe() const {
@@ -32,11 +30,7 @@ std::string QgDsgdm::describe() const {
 }
 
 std::size_t QgDsgdm::state_bytes() const {
-  std::size_t floats = 0;
-  for (const auto* vs : {&mhat_, &v_, &scratch_})
-    for (const Vec& v : *vs)
-      floats += static_cast<std::size_t>(v.size());
-  return GossipProtocol::state_bytes() + floats * sizeof(float);
+  return GossipProtocol::state_bytes() + mhat_.bytes() + v_.bytes() + scratch_.bytes();
 }
 
 ResidentVectors::LocalUpdateRule QgDsgdm::rule() const {
@@ -65,9 +59,8 @@ void QgDsgdm::local_step(int node, std::span<const float> x, std::span<float> gr
   }
   // LocalUpdate's step with the buffer read, not written: the code a resident backend on
   // the host runs too.
-  Vec& mhat = mhat_[static_cast<std::size_t>(node)];
-  LocalUpdate::step(rule(), grad, x, step_lr(node),
-                    {mhat.data(), static_cast<std::size_t>(mhat.size())}, outgoing(node, 0));
+  LocalUpdate::step(rule(), grad, x, step_lr(node), mhat_.span(static_cast<std::size_t>(node)),
+                    outgoing(node, 0));
 }
 
 void QgDsgdm::combine(int node, std::span<float> x) {
@@ -80,19 +73,19 @@ void QgDsgdm::combine(int node, std::span<float> x) {
   const auto i = static_cast<std::size_t>(node);
   const float lr = mixed_lr(node);
   const std::span<const float> own = sent(node, 0);
-  Vec& mhat = mhat_[i];
+  float* mhat = mhat_[i].data();
+  float* v = refresh_period_ > 1 ? v_[i].data() : nullptr;
   float* mixed = scratch_[i].data();
   for (std::size_t first = 0; first < x.size(); first += kBlock) {
     const std::size_t len = std::min(kBlock, x.size() - first);
     mix_range(node, 0, own, first, len, mixed);
     if (refresh_period_ == 1)
-      quasi_global_refresh(mu_, lr, x.data() + first, mixed, mhat.data() + first, len);
+      quasi_global_refresh(mu_, lr, x.data() + first, mixed, mhat + first, len);
     else
-      quasi_global_accumulate(lr, x.data() + first, mixed, v_[i].data() + first, len);
+      quasi_global_accumulate(lr, x.data() + first, mixed, v + first, len);
   }
   if (refreshes_now(node))
-    quasi_global_refresh_every(mu_, refresh_period_, {mhat.data(), x.size()},
-                               {v_[i].data(), x.size()});
+    quasi_global_refresh_every(mu_, refresh_period_, {mhat, x.size()}, {v, x.size()});
 }
 
 } // namespace dtsim

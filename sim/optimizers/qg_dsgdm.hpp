@@ -44,9 +44,9 @@ private:
   double beta_text_, mu_text_;
   float beta_, mu_, weight_decay_;
   std::int64_t refresh_period_;
-  std::vector<Vec> mhat_;
-  std::vector<Vec> v_;       // refresh_period > 1 only
-  std::vector<Vec> scratch_; // one block per node: the mixed model before it replaces x
+  NodeVectors mhat_;
+  NodeVectors v_;       // refresh_period > 1 only
+  NodeVectors scratch_; // one block per node: the mixed model before it replaces x
 };
 
 } // namespace dtsim

@@ -246,7 +246,7 @@ TEST_SUITE("optimizers") {
                               {{"lr", "0.5"}, {"momentum", "0.5"}});
     ScriptedContext ctx(star, kStart, quadratic);
     ctx.run_steps(*alg, 2);
-    const auto& mt = dynamic_cast<const MomentumTracking&>(*alg);
+    auto& mt = dynamic_cast<MomentumTracking&>(*alg);
     const Expected m = {{1.66666667, -2.25}, {-1.66666667, 4.08333333}, {-2, -3.08333333}};
     const Expected d = {
         {2.33333333, -1.83333333}, {-0.444444444, 4.44444444}, {-1.88888889, -2.61111111}};
@@ -289,7 +289,7 @@ TEST_SUITE("optimizers") {
         ScriptedContext ctx(ring, spread_models(kNodes, kDim), heterogeneous);
         ctx.set_compute_s({1.0, 1.4, 0.6, 1.2, 0.8, 1.1, 0.9, 1.3});
         ctx.run_steps(*alg, steps);
-        const auto& mt = dynamic_cast<const MomentumTracking&>(*alg);
+        auto& mt = dynamic_cast<MomentumTracking&>(*alg);
         Vec sum_d = Vec::Zero(kDim), sum_m = Vec::Zero(kDim);
         for (int i = 0; i < kNodes; ++i) {
           sum_d += mt.correction(i);
