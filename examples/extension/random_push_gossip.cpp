@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
 #include "random_push_gossip.hpp"
 
+#include "sim/optimizers/named_vectors.hpp"
 #include "topologies/topology.hpp"
 
-#include <algorithm>
 #include <vector>
 
 namespace {
 
 using namespace dtsim;
+using Op = VectorOp;
 
 class RandomPushGossip final : public Algorithm {
 public:
@@ -25,17 +26,26 @@ public:
       ctx.start_gradient(i, 0);
   }
 
+  // Every step names its vectors (named_vectors.hpp): on a resident backend (cpu-resident,
+  // cuda-resident) they stay there and the steps are queued to it, else they run on the host
+  // vectors; both run the same element-wise code (vector_ops.hpp).
+  bool attach_resident(ResidentVectors& vectors) override {
+    resident_ = &vectors;
+    return true;
+  }
+  bool can_attach_resident() const override { return true; }
+
   void on_gradient(Context& ctx, int node, const GradientResult& result) override {
-    const std::span<float> x = ctx.params(node);
-    for (std::size_t k = 0; k < x.size(); ++k)
-      x[k] -= lr_ * result.grad[k];
+    const NamedVector x = model_vector(resident_, ctx, node);
+    apply_named(resident_, Op::subtract_scaled, x, gradient_operand(resident_, node, result), {},
+                lr_); // x -= lr g
     auto& received = inbox_[static_cast<std::size_t>(node)];
-    if (!received.empty()) {
+    if (!received.empty()) { // x = x / 2 + (0.5 / count) sum of the received models
       const float share = 0.5f / static_cast<float>(received.size());
-      std::for_each(x.begin(), x.end(), [](float& v) { v *= 0.5f; });
+      apply_named(resident_, Op::divide, x, {}, {}, 2.0f);
       for (const SharedBuffer& model : received)
-        for (std::size_t k = 0; k < x.size(); ++k)
-          x[k] += share * model.view()[k];
+        apply_named(resident_, Op::subtract_scaled, x, message_operand(resident_, model), {},
+                    -share);
       received.clear(); // frees the buffers for reuse
     }
     ctx.record_update(node, -1);
@@ -43,7 +53,7 @@ public:
     const std::span<const int> peers = ctx.topology().neighbors(node);
     const int peer = peers[ctx.rng(node).below(peers.size())];
     SharedBuffer copy = ctx.new_buffer();
-    std::copy(x.begin(), x.end(), copy.data().begin());
+    apply_named(resident_, Op::copy, message_vector(resident_, copy), x);
     ctx.send(node, peer, MessageInfo{}, std::move(copy));
     ctx.start_gradient(node, 0);
   }
@@ -57,6 +67,7 @@ public:
 private:
   float lr_;
   std::vector<std::vector<SharedBuffer>> inbox_;
+  ResidentVectors* resident_ = nullptr;
 };
 
 } // namespace

@@ -94,23 +94,10 @@ AdPsgd::Target AdPsgd::live_vector(int node) {
           resident_ ? std::span<float>() : std::span<float>(live(node).data(), dim_)};
 }
 
-AdPsgd::Target AdPsgd::model_target(Context& ctx, int node) {
-  return {ResidentVectors::VectorRef::model(node),
-          resident_ ? std::span<float>() : ctx.params(node)};
-}
-
 AdPsgd::Operand AdPsgd::direction_vector(int node) const {
   const Vec& u = nodes_[static_cast<std::size_t>(node)].u;
   return {ResidentVectors::VectorRef::gradient(node),
           {u.data(), static_cast<std::size_t>(u.size())}};
-}
-
-AdPsgd::Target AdPsgd::message_target(SharedBuffer& b) {
-  return {ResidentVectors::VectorRef::message(b.id()), resident_ ? std::span<float>() : b.data()};
-}
-
-AdPsgd::Operand AdPsgd::message_operand(const SharedBuffer& b) const {
-  return {ResidentVectors::VectorRef::message(b.id()), b.view()};
 }
 
 void AdPsgd::apply_step(ResidentVectors::VectorOp op, Target dst, Operand a, Operand b, float s) {
@@ -151,7 +138,7 @@ void AdPsgd::on_gradient(Context& ctx, int node, const GradientResult&) {
   const auto nb = topology_.neighbors(node);
   const int partner = nb[ctx.rng(node).below(nb.size())];
   SharedBuffer b = ctx.new_buffer();
-  apply_step(ResidentVectors::VectorOp::copy, message_target(b), live_vector(node));
+  apply_step(ResidentVectors::VectorOp::copy, message_vector(resident_, b), live_vector(node));
   s.sent = b;
   s.wait_start = ctx.now();
   locks_.begin(node, partner);
@@ -181,8 +168,9 @@ void AdPsgd::serve(Context& ctx, const Message& request) {
   using Op = ResidentVectors::VectorOp;
   const int node = request.dst;
   SharedBuffer reply = ctx.new_buffer();
-  apply_step(Op::copy, message_target(reply), live_vector(node));
-  apply_step(Op::average, live_vector(node), live_vector(node), message_operand(request.payload));
+  apply_step(Op::copy, message_vector(resident_, reply), live_vector(node));
+  apply_step(Op::average, live_vector(node), live_vector(node),
+             message_operand(resident_, request.payload));
   ++nodes_[static_cast<std::size_t>(node)].averagings;
   locks_.served(request.src);
   stats_.interaction(request.src, node);
@@ -195,10 +183,11 @@ void AdPsgd::finish(Context& ctx, const Message& reply) {
   using Op = ResidentVectors::VectorOp;
   NodeState& s = nodes_[static_cast<std::size_t>(node)];
   if (locks_.disturbed(node)) // keeps the sum: the partner got s.sent
-    apply_step(Op::add_half_difference, live_vector(node), message_operand(reply.payload),
-               message_operand(s.sent));
+    apply_step(Op::add_half_difference, live_vector(node),
+               message_operand(resident_, reply.payload), message_operand(resident_, s.sent));
   else
-    apply_step(Op::average, live_vector(node), live_vector(node), message_operand(reply.payload));
+    apply_step(Op::average, live_vector(node), live_vector(node),
+               message_operand(resident_, reply.payload));
   ++s.averagings;
   s.sent = SharedBuffer();
   ctx.record_idle(node, ctx.now() - s.wait_start);
@@ -218,7 +207,8 @@ void AdPsgd::apply_update(Context& ctx, int node) {
 
 void AdPsgd::next_gradient(Context& ctx, int node) {
   NodeState& s = nodes_[static_cast<std::size_t>(node)];
-  apply_step(ResidentVectors::VectorOp::copy, model_target(ctx, node), live_vector(node));
+  apply_step(ResidentVectors::VectorOp::copy, model_vector(resident_, ctx, node),
+             live_vector(node));
   s.at_snapshot = s.averagings;
   ctx.start_gradient(node, s.averagings);
 }

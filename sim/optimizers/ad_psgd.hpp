@@ -76,10 +76,7 @@ private:
   using Operand = NamedOperand;
   using Target = NamedVector;
   Target live_vector(int node);
-  Target model_target(Context& ctx, int node); // the next gradient's model
   Operand direction_vector(int node) const;
-  Target message_target(SharedBuffer& b); // requires: b's only handle (not yet sent)
-  Operand message_operand(const SharedBuffer& b) const;
   // dst = op(a, b, s): on the host vectors, or queued to the resident backend.
   void apply_step(ResidentVectors::VectorOp op, Target dst, Operand a, Operand b = {}, float s = 0);
 

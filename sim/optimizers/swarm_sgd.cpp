@@ -128,12 +128,11 @@ NamedVector SwarmSgd::pub(int node) {
 }
 
 NamedVector SwarmSgd::payload(SharedBuffer& b) const {
-  return {ResidentVectors::VectorRef::message(b.id()), resident_ ? std::span<float>() : b.data()};
+  return message_vector(resident_, b);
 }
 
 NamedOperand SwarmSgd::payload(const SharedBuffer& b) const {
-  return {ResidentVectors::VectorRef::message(b.id()),
-          resident_ ? std::span<const float>() : b.view()};
+  return message_operand(resident_, b);
 }
 
 void SwarmSgd::apply_step(ResidentVectors::VectorOp op, NamedVector dst, NamedOperand a,

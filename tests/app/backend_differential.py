@@ -13,8 +13,12 @@ random draws in stochastic compressors, move the bits) a run agrees when it ends
 its final test loss is within that relative difference and its final accuracy within
 --points accuracy points.
 
+With --scenario FILE (and --set KEY=VALUE, repeated) that one scenario runs instead of
+random ones: a method added at run time, in a program built on dtsim (the extension test).
+
 Usage: backend_differential.py DTSIM [--seed S] [--count N] [--keep DIR]
                                      [--backends A,B,...] [--close REL] [--points P]
+                                     [--scenario FILE [--set KEY=VALUE ...]]
 A failing scenario's YAML is kept (in --keep, else a temporary folder that is then not
 removed) with the command that reproduces it. Exit 0 when all agree, 1 otherwise."""
 import argparse
@@ -248,24 +252,33 @@ def main():
                    help="relative difference of the final test loss allowed (0: same bits)")
     p.add_argument("--points", type=float, default=2.0,
                    help="with --close: accuracy points allowed")
+    p.add_argument("--scenario", help="run this scenario file once instead of random ones")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="with --scenario: passed on to dtsim run")
     args = p.parse_args()
+    if args.set and not args.scenario:
+        p.error("--set: only with --scenario")
+    count = 1 if args.scenario else args.count
     chosen = args.backends.split(",") if args.backends else None
     if chosen is not None and len(chosen) < 2:
         p.error("--backends: a reference and at least one backend to check")
     work = args.keep or tempfile.mkdtemp(prefix="dtsim-differential-")
     os.makedirs(work, exist_ok=True)
     ran = refused = failed = 0
-    for i in range(args.count):
+    for i in range(count):
         r = random.Random(args.seed * 1_000_003 + i)
         base = os.path.join(work, f"s{args.seed}-{i}")
-        with open(base + ".yaml", "w") as f:
-            json.dump(scenario(r), f, indent=1)  # JSON is YAML
+        path = args.scenario or base + ".yaml"
+        if not args.scenario:
+            with open(path, "w") as f:
+                json.dump(scenario(r), f, indent=1)  # JSON is YAML
+        extra = [a for kv in args.set for a in ("--set", kv)]
         runs = {}
         backends = chosen or ["cpu-batched", "cpu-resident"] + (["cpu"] if i % 3 == 0 else [])
         for backend in backends:
             h5 = f"{base}-{backend}.h5"
-            cmd = [args.dtsim, "run", base + ".yaml", "--quiet", "-o", h5, "--threads",
-                   str(r.choice([1, 2])), "--set", f"model.backend={backend}"]
+            cmd = [args.dtsim, "run", path, "--quiet", "-o", h5, "--threads",
+                   str(r.choice([1, 2])), *extra, "--set", f"model.backend={backend}"]
             done = subprocess.run(cmd, capture_output=True, text=True)
             runs[backend] = (done.returncode, h5, " ".join(cmd),
                              (done.stderr.strip().splitlines() or [""])[-1])
@@ -273,7 +286,8 @@ def main():
         if set(codes.values()) == {2}:  # the generator wrote a scenario dtsim refuses
             refused += 1
             print(f"scenario {i}: refused by every backend: {runs[backends[0]][3]}")
-            os.remove(base + ".yaml")
+            if not args.scenario:
+                os.remove(path)
             continue
         problems = []
         if len(set(codes.values())) > 1:
@@ -293,7 +307,7 @@ def main():
         ran += 1
         if problems:
             failed += 1
-            print(f"scenario {i} ({base}.yaml): {len(problems)} difference(s):")
+            print(f"scenario {i} ({path}): {len(problems)} difference(s):")
             for line in problems[:8]:
                 print(f"  {line}")
             for backend, run in runs.items():
@@ -302,10 +316,11 @@ def main():
             for run in runs.values():
                 if os.path.exists(run[1]):
                     os.remove(run[1])
-            os.remove(base + ".yaml")
+            if not args.scenario:
+                os.remove(path)
     on = ", ".join(chosen) if chosen else "cpu-batched, cpu-resident, cpu (every third)"
     print(f"{ran} scenarios ran on {on}, {refused} refused, {failed} with differences")
-    if ran < args.count // 2:
+    if ran < count // 2 or (args.scenario and ran == 0):
         print("fewer than half of the scenarios ran: the generator no longer fits dtsim's keys")
         return 1
     if failed == 0 and not args.keep:
