@@ -13,6 +13,9 @@
 #
 # BASELINE=PATH also packs another dtsim binary (an earlier commit's, built the same way) as
 # dtsim-baseline, for scripts/device_run.sh's PARTS=ab: the two side by side on one GPU.
+# EXTENSION=PATH packs the extension example's program (examples/extension built against
+# BUILD_DIR's install, as tests/app/extension_test.sh does) as my_dtsim, whose method added at
+# run time PARTS=differential then runs on cuda-resident against cpu-resident.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/release}
@@ -28,6 +31,11 @@ if [ -n "${BASELINE:-}" ]; then
   [ -x "$BASELINE" ] || { echo "error: BASELINE=$BASELINE is not an executable" >&2; exit 2; }
   cp "$BASELINE" "$out/bin/dtsim-baseline"
   bins+=("$BASELINE")
+fi
+if [ -n "${EXTENSION:-}" ]; then
+  [ -x "$EXTENSION" ] || { echo "error: EXTENSION=$EXTENSION is not an executable" >&2; exit 2; }
+  cp "$EXTENSION" "$out/bin/my_dtsim"
+  bins+=("$EXTENSION")
 fi
 # Every library the binaries load, less the C runtime and CUDA's (the GPU machine's toolkit
 # and driver provide those, matched to its GPU); the C++ runtime set aside.

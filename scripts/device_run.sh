@@ -24,7 +24,8 @@
 # with it on under Nsight Compute; 'differential' runs 24 random small scenarios (every
 # built-in algorithm and compressor, tests/app/backend_differential.py) on cpu-resident and
 # cuda-resident and keeps, under $OUT/differential, those whose final loss or accuracy
-# differ by more than 5% or 3 points, or that end otherwise.
+# differ by more than 5% or 3 points, or that end otherwise, and, where the bundle has the
+# extension example's program (EXTENSION=), its method added at run time likewise.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=$PWD/.device
@@ -65,6 +66,12 @@ done
 # The baseline binary as the dtsim of a build folder of its own (bench/backend_bench.sh takes
 # a build folder).
 baseline=$build-baseline
+# The extension example's program beside dtsim, where the bundle has it.
+if [ -x "$b/bin/my_dtsim" ]; then
+  printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$libs" "$b/bin/my_dtsim" \
+    > "$build/apps/my_dtsim"
+  chmod +x "$build/apps/my_dtsim"
+fi
 if [ -x "$b/bin/dtsim-baseline" ]; then
   mkdir -p "$baseline/apps"
   printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$libs" "$b/bin/dtsim-baseline" \
@@ -87,9 +94,22 @@ step 20 "machine" sh -c "nvidia-smi --query-gpu=name,memory.total,driver_version
   grep -o -m1 'avx512f' /proc/cpuinfo; ldd --version | head -1; '$build/apps/dtsim' --version"
 want tests && step 60 "pipeline test (host executor)" "$build/tests/cuda/cuda_pipeline_test"
 want tests && step 240 "CUDA tests" "$build/tests/cuda/cuda_test" --duration=true
+# 200 nodes of a 20 M-parameter MLP: 640 MB of host memory on cuda-resident, but 80 GB of
+# resident vectors: refused before the run by the device's own check, exit 2, one line.
+want tests && step 60 "a cuda-resident run that does not fit the device is refused" sh -c "
+  '$build/apps/dtsim' run scenarios/quickstart.yaml -o /tmp/fit.h5 --set nodes=200 \
+    --set 'model={kind: mlp, hidden: [4096, 4096], backend: cuda-resident}' 2> /tmp/fit.txt
+  rc=\$?; cat /tmp/fit.txt; echo \"exit \$rc\"
+  [ \$rc = 2 ] && grep -q 'more than the' /tmp/fit.txt"
 want differential && step 180 "cuda-resident against cpu-resident, 24 random scenarios" \
   "$PYTHON" tests/app/backend_differential.py "$build/apps/dtsim" --seed 1 --count 24 \
   --backends cpu-resident,cuda-resident --close 0.05 --points 3 --keep "${OUT:-/tmp}/differential"
+want differential && [ -x "$build/apps/my_dtsim" ] &&
+  step 60 "an extension's method on cuda-resident against cpu-resident" \
+    "$PYTHON" tests/app/backend_differential.py "$build/apps/my_dtsim" \
+    --scenario examples/extension/scenario.yaml --set stop.epochs=1 \
+    --backends cpu-resident,cuda-resident --close 0.05 --points 3 \
+    --keep "${OUT:-/tmp}/differential-extension"
 # The MLP and LeNet resident rows get four times the steps: at their rate the start-up (the
 # training set to the device, the first cuBLAS calls) would otherwise weigh in the figure.
 want bench && step 120 "MLP" env BACKENDS="cpu cuda" CUDA_NODE_STEPS=100000 \

@@ -24,6 +24,51 @@ constexpr int kMaxNodes =
 // Refuse runs whose node models and message buffers alone would exceed this.
 constexpr double kMaxMemoryBytes = 16.0 * (1ull << 30);
 
+// Algorithm::resident_vectors_per_node's default: model, gradient, momentum, two messages.
+constexpr std::size_t kUsualResidentVectors = 5;
+
+// About how much host memory the run's vectors of the model's size take: the average and
+// evaluation copies (8); without a resident backend the node models and messages in flight
+// (two per node) and a batched backend's gradients (one); with one (resident_vectors > 0: the
+// method attaches, keeping that many per node there) cpu-resident's vectors and the models
+// the engine pulls for the evaluations that read them on the host (the epoch probe, and
+// per-node accuracies, which cuda-resident computes on the device), cuda-resident's vectors
+// being device memory (its own check); a balancing orderer's per-example gradients.
+double host_memory_estimate(const RunPlan& plan, int nodes, std::size_t resident_vectors) {
+  const double vector = plan.model ? static_cast<double>(plan.model->num_params()) * 4.0 : 0.0;
+  const bool on_host = plan.backend == "cpu-resident";
+  const bool resident = resident_vectors > 0 && (on_host || plan.backend == "cuda-resident");
+  double copies = 8.0;
+  if (!resident)
+    copies += (plan.backend == "cpu" ? 2.0 : 3.0) * nodes;
+  else {
+    if (on_host)
+      copies += static_cast<double>(resident_vectors) * nodes;
+    if (plan.engine.eval_per_epoch || (on_host && plan.engine.eval_per_node))
+      copies += nodes;
+  }
+  double bytes = vector * copies;
+  if (plan.order && plan.order->needs_per_example_grads())
+    bytes += vector * plan.engine.batch_size * nodes;
+  return bytes;
+}
+
+void check_host_memory(const Params& root, RunPlan& plan, int nodes, std::size_t resident_vectors) {
+  plan.memory_estimate_bytes = host_memory_estimate(plan, nodes, resident_vectors);
+  if (plan.memory_estimate_bytes <= kMaxMemoryBytes)
+    return;
+  root.fail("nodes",
+            "this run would need about " +
+                std::to_string(static_cast<long long>(plan.memory_estimate_bytes / (1 << 20))) +
+                " MiB of host memory for " + std::to_string(nodes) + " nodes of a " +
+                std::to_string(plan.model ? plan.model->num_params() : 0) +
+                "-parameter model; the limit is 16 GiB: use fewer nodes or a smaller "
+                "model" +
+                (plan.backend == "cuda-resident"
+                     ? ""
+                     : " (on a GPU, backend cuda-resident keeps the node vectors there)"));
+}
+
 std::string default_name(const std::string& path) {
   return std::filesystem::path(path).stem().string();
 }
@@ -181,21 +226,11 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
                           *plan.order, BackendUse::check);
     plan.backend = model.text("backend", "cpu");
   }
-  const double dim = plan.model ? static_cast<double>(plan.model->num_params()) : 0.0;
-  // Node models, the average/eval copies, and in-flight messages (a few per node); balancing
-  // orderers add a num_params x batch per-example buffer per node.
-  plan.memory_estimate_bytes = dim * sizeof(float) * (2.0 * nodes + 8.0);
-  if (plan.order && plan.order->needs_per_example_grads())
-    plan.memory_estimate_bytes += dim * sizeof(float) * plan.engine.batch_size * nodes;
-  if (plan.backend != "cpu") // batched: every node keeps its own gradient
-    plan.memory_estimate_bytes += dim * sizeof(float) * nodes;
-  if (plan.memory_estimate_bytes > kMaxMemoryBytes)
-    root.fail("nodes",
-              "this run would need about " +
-                  std::to_string(static_cast<long long>(plan.memory_estimate_bytes / (1 << 20))) +
-                  " MiB for " + std::to_string(nodes) + " copies of a " +
-                  std::to_string(static_cast<long long>(dim)) +
-                  "-parameter model; the limit is 16 GiB: use fewer nodes or a smaller model");
+  // The evaluations first: which of them read node models on the host counts below.
+  read_eval(root.child("eval"), plan.engine, plan.model.get());
+  // Before anything of the nodes' size is made, as if a resident backend's method attached
+  // with the usual vectors; again once the method has said (check_host_memory).
+  check_host_memory(root, plan, nodes, kUsualResidentVectors);
 
   plan.topology.emplace(make_topology(root.child("topology"), nodes, plan.seed));
   plan.mixing = make_mixing_schedule(root.child("topology"), *plan.topology, plan.seed);
@@ -228,6 +263,9 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
       setup.node_samples.push_back(static_cast<std::int64_t>(idx.size()));
   }
   plan.algorithm = algorithm_registry().make(alg, "name", "dsgd", setup);
+  check_host_memory(
+      root, plan, nodes,
+      plan.algorithm->can_attach_resident() ? plan.algorithm->resident_vectors_per_node() : 0);
   // What tables and plots call this configuration (sweeps set it per point, e.g. "DSGDm-N
   // async" where two points share an algorithm name).
   plan.label = root.text("label", alg.text("name", "dsgd"));
@@ -238,7 +276,6 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
       std::make_unique<NetworkModel>(system.child("network"), nodes + 1, plan.seed,
                                      plan.order && plan.order->separate_coordinator() ? 1 : 0);
 
-  read_eval(root.child("eval"), plan.engine, plan.model.get());
   if (plan.data && static_cast<std::size_t>(plan.engine.eval_test_samples) > plan.data->test.size())
     root.child("eval").fail("test_samples", "expected at most the test split's " +
                                                 std::to_string(plan.data->test.size()) +

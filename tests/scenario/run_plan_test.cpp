@@ -190,6 +190,37 @@ TEST_SUITE("scenario") {
     CHECK(e.find("limit is 16 GiB") != std::string::npos);
   }
 
+  TEST_CASE("plan_run: host memory counts a resident backend's vectors where they are") {
+    // A 4.2 M-parameter MLP (16.9 MB a vector) on synthetic data; checking plans, so that no
+    // device is needed: what counts is the host memory check alone.
+    const auto refused = [](std::vector<std::string> sets) {
+      sets.insert(sets.begin(), {"model={kind: mlp, hidden: [2048, 2048]}",
+                                 "data.synthetic.train=8000", "eval.every_epochs=0.5"});
+      try {
+        plan_run_text(kBase, "s.yaml", sets, PlanUse::check);
+      } catch (const ConfigError& e) {
+        const std::string m = e.what();
+        CHECK(m.find("--set nodes: this run would need about") != std::string::npos);
+        CHECK(m.find("limit is 16 GiB") != std::string::npos);
+        return true;
+      }
+      return false;
+    };
+    // 1,100 nodes: the node models alone are 18.6 GB on the host, none on cuda-resident,
+    // unless the epoch probe pulls them.
+    CHECK(refused({"nodes=1100", "model.backend=cpu-batched"}));
+    CHECK_FALSE(refused({"nodes=1100", "model.backend=cuda-resident"}));
+    CHECK(refused({"nodes=1100", "model.backend=cuda-resident", "eval.per_epoch=true"}));
+    // 250 nodes: cpu-batched's 3 vectors per node fit, cpu-resident's 5 (its own) do not.
+    CHECK_FALSE(refused({"nodes=250", "model.backend=cpu-batched"}));
+    CHECK(refused({"nodes=250", "model.backend=cpu-resident"}));
+    // 150 nodes on cpu-resident: DSGD's 5 vectors per node fit, gradient tracking's 9 do not
+    // (checked again once the method says how many it keeps there).
+    CHECK_FALSE(refused({"nodes=150", "model.backend=cpu-resident"}));
+    CHECK(refused(
+        {"nodes=150", "model.backend=cpu-resident", "algorithm={name: gradient-tracking}"}));
+  }
+
   TEST_CASE("plan_run: a user's mixing matrix from a file replaces the built-in weights") {
     const auto dir = std::filesystem::temp_directory_path() / "dtsim-mixing-file-test";
     std::filesystem::create_directories(dir);
