@@ -24,8 +24,9 @@ constexpr int kMaxNodes =
 // Refuse runs whose node models and message buffers alone would exceed this.
 constexpr double kMaxMemoryBytes = 16.0 * (1ull << 30);
 
-// Algorithm::resident_vectors_per_node's default: model, gradient, momentum, two messages.
-constexpr std::size_t kUsualResidentVectors = 5;
+// The fewest vectors per node a resident backend keeps when the method attaches: its model
+// and gradient rows (methods say how many more, Algorithm::resident_vectors_per_node).
+constexpr std::size_t kLeastResidentVectors = 2;
 
 // About how much host memory the run's vectors of the model's size take: the average and
 // evaluation copies (8); without a resident backend the node models and messages in flight
@@ -229,8 +230,8 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
   // The evaluations first: which of them read node models on the host counts below.
   read_eval(root.child("eval"), plan.engine, plan.model.get());
   // Before anything of the nodes' size is made, as if a resident backend's method attached
-  // with the usual vectors; again once the method has said (check_host_memory).
-  check_host_memory(root, plan, nodes, kUsualResidentVectors);
+  // with the fewest vectors; again once the method has said what it keeps.
+  check_host_memory(root, plan, nodes, kLeastResidentVectors);
 
   plan.topology.emplace(make_topology(root.child("topology"), nodes, plan.seed));
   plan.mixing = make_mixing_schedule(root.child("topology"), *plan.topology, plan.seed);
