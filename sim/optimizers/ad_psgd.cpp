@@ -43,8 +43,7 @@ std::vector<int> two_colouring(const Topology& t) {
 AdPsgd::AdPsgd(const Params& p, const AlgorithmSetup& setup)
     : topology_(*setup.topology), rates_(p, setup, 0.05),
       split_(p.choice("split", "auto", {"auto", "bipartite", "none"})), dim_(setup.num_params),
-      update_(p, setup.nodes, setup.num_params),
-      live_(static_cast<Eigen::Index>(setup.num_params), setup.nodes),
+      update_(p, setup.nodes, setup.num_params), u_(setup.nodes, setup.num_params),
       nodes_(static_cast<std::size_t>(setup.nodes)), locks_(setup.nodes),
       stats_(setup.nodes, true) {
   if (setup.nodes < 2)
@@ -55,10 +54,8 @@ AdPsgd::AdPsgd(const Params& p, const AlgorithmSetup& setup)
                         " of " + std::to_string(topology_.size()) +
                         " nodes is not; split: none detects and breaks deadlocks)");
   bipartite_ = split_ != "none" && !colour.empty();
-  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+  for (std::size_t i = 0; i < nodes_.size(); ++i)
     nodes_[i].active = !bipartite_ || colour[i] == 0;
-    nodes_[i].u.resize(static_cast<Eigen::Index>(setup.num_params));
-  }
 }
 
 std::string AdPsgd::describe() const {
@@ -67,11 +64,9 @@ std::string AdPsgd::describe() const {
          rates_.describe() + ")";
 }
 
-std::size_t AdPsgd::state_bytes() const {
-  std::size_t floats = static_cast<std::size_t>(live_.size());
-  for (const NodeState& s : nodes_)
-    floats += static_cast<std::size_t>(s.u.size());
-  return update_.state_bytes() + floats * sizeof(float);
+std::size_t AdPsgd::state_bytes() const { // the live models are made at the start
+  const std::size_t live = resident_ ? 0 : nodes_.size() * dim_ * sizeof(float);
+  return update_.state_bytes() + u_.bytes() + live;
 }
 
 bool AdPsgd::attach_resident(ResidentVectors& vectors) {
@@ -83,9 +78,7 @@ bool AdPsgd::attach_resident(ResidentVectors& vectors) {
   resident_ = &vectors;
   // The backend holds the live models, directions and momenta.
   update_.release_state();
-  live_ = Eigen::MatrixXf();
-  for (NodeState& s : nodes_)
-    s.u = Vec();
+  u_.release();
   return true;
 }
 
@@ -94,10 +87,9 @@ AdPsgd::Target AdPsgd::live_vector(int node) {
           resident_ ? std::span<float>() : std::span<float>(live(node).data(), dim_)};
 }
 
-AdPsgd::Operand AdPsgd::direction_vector(int node) const {
-  const Vec& u = nodes_[static_cast<std::size_t>(node)].u;
+AdPsgd::Operand AdPsgd::direction_vector(int node) {
   return {ResidentVectors::VectorRef::gradient(node),
-          {u.data(), static_cast<std::size_t>(u.size())}};
+          resident_ ? std::span<const float>() : u_.span(static_cast<std::size_t>(node))};
 }
 
 void AdPsgd::apply_step(ResidentVectors::VectorOp op, Target dst, Operand a, Operand b, float s) {
@@ -111,6 +103,9 @@ std::span<const float> AdPsgd::live_model(int node) const {
 
 void AdPsgd::start(Context& ctx) {
   using Op = ResidentVectors::VectorOp;
+  // Made here, once attach_resident has had its say: a resident backend keeps them itself.
+  if (!resident_)
+    live_.resize(static_cast<Eigen::Index>(dim_), ctx.num_nodes());
   for (int i = 0; i < ctx.num_nodes(); ++i) {
     const Operand model{ResidentVectors::VectorRef::model(i),
                         resident_ ? std::span<const float>() : ctx.params_view(i)};
@@ -124,8 +119,7 @@ void AdPsgd::after_gradient(int node, std::span<const float> x, std::span<float>
     resident_->local_step(node, ResidentVectors::kNoMessage, 0.0f);
     return;
   }
-  Vec& u = nodes_[static_cast<std::size_t>(node)].u;
-  update_.direction(node, grad, x, {u.data(), dim_});
+  update_.direction(node, grad, x, u_.span(static_cast<std::size_t>(node)));
 }
 
 void AdPsgd::on_gradient(Context& ctx, int node, const GradientResult&) {

@@ -65,7 +65,6 @@ public:
 private:
   struct NodeState {
     bool active = true;
-    Vec u;                        // update direction of the gradient in flight (task-written)
     std::int64_t averagings = 0;  // averagings the live model took part in
     std::int64_t at_snapshot = 0; // ... when the gradient in flight started
     SharedBuffer sent;            // the model sent with the pending request
@@ -76,7 +75,7 @@ private:
   using Operand = NamedOperand;
   using Target = NamedVector;
   Target live_vector(int node);
-  Operand direction_vector(int node) const;
+  Operand direction_vector(int node);
   // dst = op(a, b, s): on the host vectors, or queued to the resident backend.
   void apply_step(ResidentVectors::VectorOp op, Target dst, Operand a, Operand b = {}, float s = 0);
 
@@ -92,7 +91,8 @@ private:
   bool bipartite_ = false;
   std::size_t dim_;
   LocalUpdate update_;
-  Eigen::MatrixXf live_; // d x n
+  NodeVectors u_;        // the update direction of each node's gradient in flight (task-written)
+  Eigen::MatrixXf live_; // d x n, made at the start unless a resident backend keeps them
   std::vector<NodeState> nodes_;
   PairwiseLocks locks_;
   GossipStats stats_;

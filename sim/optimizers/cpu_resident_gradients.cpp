@@ -24,9 +24,12 @@ namespace dtsim {
 CpuResidentGradients::CpuResidentGradients(const Model& model, const Dataset& train, int batch_size,
                                            int nodes)
     : model_(model), dim_(model.num_params()), gradients_(model, train, batch_size),
-      models_(static_cast<Eigen::Index>(dim_), nodes),
-      grads_(static_cast<std::size_t>(nodes), Vec(static_cast<Eigen::Index>(dim_))),
+      models_(static_cast<Eigen::Index>(dim_), nodes), grads_(static_cast<std::size_t>(nodes)),
       mixes_(static_cast<std::size_t>(nodes)), steps_(static_cast<std::size_t>(nodes)) {
+  // Set aside, not written (a copy of one Vec would write every page): a method that does not
+  // attach never touches them.
+  for (Vec& g : grads_)
+    g.resize(static_cast<Eigen::Index>(dim_));
   jobs_.reserve(static_cast<std::size_t>(nodes));
 }
 
@@ -221,8 +224,13 @@ void CpuResidentGradients::push_initial_model(std::span<const float> model) {
 }
 
 void CpuResidentGradients::start_momenta() {
-  if (rule_.keeps_momentum() && momenta_.empty())
+  if (!rule_.keeps_momentum())
+    return;
+  if (momenta_.empty())
     momenta_.assign(grads_.size(), Vec::Zero(static_cast<Eigen::Index>(dim_)));
+  else
+    for (Vec& m : momenta_)
+      m.setZero();
 }
 
 void CpuResidentGradients::pull_models(std::span<float> models) {

@@ -7,7 +7,8 @@
 namespace dtsim {
 
 DelayCompensation::DelayCompensation(const Params& p, int workers, std::size_t dim)
-    : adaptive_(p.choice("variant", "constant", {"constant", "adaptive"}) == "adaptive") {
+    : adaptive_(p.choice("variant", "constant", {"constant", "adaptive"}) == "adaptive"),
+      backup_(workers, dim) {
   lambda_ = static_cast<float>(p.number("lambda", adaptive_ ? 2.0 : 0.04, Range::non_negative()));
   if (adaptive_) {
     ms_decay_ = static_cast<float>(p.number("ms_decay", 0.95, Range::unit_open_hi()));
@@ -15,12 +16,11 @@ DelayCompensation::DelayCompensation(const Params& p, int workers, std::size_t d
     ms_ = Vec::Zero(static_cast<Eigen::Index>(dim));
     difference_.resize(static_cast<Eigen::Index>(dim));
   }
-  backup_.assign(static_cast<std::size_t>(workers), Vec(static_cast<Eigen::Index>(dim)));
 }
 
 void DelayCompensation::remember_all(const Vec& w) {
-  for (Vec& b : backup_)
-    b = w;
+  for (std::size_t k = 0; k < backup_.size(); ++k)
+    backup_[k] = w;
 }
 
 // The resident steps' code (vector_ops.hpp), on the host's vectors.
@@ -57,10 +57,8 @@ void DelayCompensation::compensate_resident(ResidentVectors& r, ResidentVectors:
 }
 
 std::size_t DelayCompensation::state_bytes() const {
-  std::size_t floats = static_cast<std::size_t>(ms_.size() + difference_.size());
-  for (const Vec& b : backup_)
-    floats += static_cast<std::size_t>(b.size());
-  return floats * sizeof(float);
+  return static_cast<std::size_t>(ms_.size() + difference_.size()) * sizeof(float) +
+         backup_.bytes();
 }
 
 std::string DelayCompensation::describe() const {

@@ -5,6 +5,7 @@
 #include "sim/core/flat_vector.hpp"
 #include "sim/core/params.hpp"
 #include "sim/engine/resident_vectors.hpp"
+#include "sim/optimizers/node_vectors.hpp"
 
 #include <span>
 #include <vector>
@@ -30,7 +31,7 @@ public:
   // the server's scratch. The server then frees the host backups (release).
   void compensate_resident(ResidentVectors& r, ResidentVectors::VectorRef row, int worker) const;
   void release() {
-    backup_ = {};
+    backup_.release();
     ms_ = Vec();
     difference_ = Vec();
   }
@@ -42,7 +43,7 @@ private:
   float lambda_;
   float ms_decay_ = 0.95f;
   float eps_ = 1e-7f;
-  std::vector<Vec> backup_;
+  NodeVectors backup_; // made when first written: a resident server never makes them
   Vec ms_;
   Vec difference_; // adaptive: w - w_bak
 };

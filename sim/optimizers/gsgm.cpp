@@ -22,12 +22,11 @@ Gsgm::Gsgm(const Params& p, const AlgorithmSetup& setup)
       momentum_(global_momentum_
                     ? static_cast<float>(p.number("momentum", 0.9, Range::unit_open_hi()))
                     : 0.0f),
-      age_(static_cast<std::size_t>(setup.nodes), -1),
+      dim_(setup.num_params), age_(static_cast<std::size_t>(setup.nodes), -1),
       count_(static_cast<std::size_t>(setup.nodes), 0) {
   const auto d = static_cast<Eigen::Index>(setup.num_params);
   if (p.choice("base", "sgd", {"sgd", "dc-asgd"}) == "dc-asgd")
     dc_ = std::make_unique<DelayCompensation>(p.child("dc"), setup.nodes, setup.num_params);
-  table_.resize(d, setup.nodes);
   avg_.resize(d);
   if (average_) {
     sum_ = Eigen::VectorXd::Zero(d);
@@ -52,13 +51,19 @@ std::string Gsgm::describe() const {
 }
 
 std::size_t Gsgm::state_bytes() const {
+  // The table is made at the start unless a resident backend keeps it.
+  const std::size_t table = resident() ? 0 : count_.size() * dim_;
   return ParameterServer::state_bytes() + (dc_ ? dc_->state_bytes() : 0) +
-         static_cast<std::size_t>(table_.size() + m_.size() + avg_.size()) * sizeof(float) +
+         (table + static_cast<std::size_t>(m_.size() + avg_.size())) * sizeof(float) +
          static_cast<std::size_t>(sum_.size()) * sizeof(double);
 }
 
-void Gsgm::on_start(Context&) {
-  if (dc_ && !resident())
+void Gsgm::on_start(Context& ctx) {
+  if (resident())
+    return;
+  // Made here, once attach_resident has had its say: a resident backend keeps the rows.
+  table_.resize(static_cast<Eigen::Index>(dim_), ctx.num_nodes());
+  if (dc_)
     dc_->remember_all(w_);
 }
 

@@ -56,7 +56,8 @@ private:
   bool global_momentum_;
   float momentum_;
   std::unique_ptr<DelayCompensation> dc_;
-  Eigen::MatrixXf table_;           // d x n: latest gradient of each worker
+  std::size_t dim_;
+  Eigen::MatrixXf table_;           // d x n: latest gradient of each worker (made at the start)
   std::vector<std::int64_t> age_;   // server version when G[j] was stored; -1 = never
   std::vector<std::int64_t> count_; // accepted updates per worker
   std::vector<int> recent_;         // distinct workers, most recent first

@@ -31,11 +31,13 @@ constexpr std::size_t kLeastResidentVectors = 2;
 // About how much host memory the run's vectors of the model's size take: the average and
 // evaluation copies (8); without a resident backend the node models and messages in flight
 // (two per node) and a batched backend's gradients (one); with one (resident_vectors > 0: the
-// method attaches, keeping that many per node there) cpu-resident's vectors and the models
-// the engine pulls for the evaluations that read them on the host (the epoch probe, and
-// per-node accuracies, which cuda-resident computes on the device), cuda-resident's vectors
-// being device memory (its own check); a balancing orderer's per-example gradients.
-double host_memory_estimate(const RunPlan& plan, int nodes, std::size_t resident_vectors) {
+// method attaches, keeping that many per node there) cpu-resident's vectors and, where the
+// method has node models (pulls_models), the models the engine pulls for the evaluations that
+// read them on the host (the epoch probe, and per-node accuracies, which cuda-resident
+// computes on the device), cuda-resident's vectors being device memory (its own check); a
+// balancing orderer's per-example gradients.
+double host_memory_estimate(const RunPlan& plan, int nodes, std::size_t resident_vectors,
+                            bool pulls_models) {
   const double vector = plan.model ? static_cast<double>(plan.model->num_params()) * 4.0 : 0.0;
   const bool on_host = plan.backend == "cpu-resident";
   const bool resident = resident_vectors > 0 && (on_host || plan.backend == "cuda-resident");
@@ -45,7 +47,7 @@ double host_memory_estimate(const RunPlan& plan, int nodes, std::size_t resident
   else {
     if (on_host)
       copies += static_cast<double>(resident_vectors) * nodes;
-    if (plan.engine.eval_per_epoch || (on_host && plan.engine.eval_per_node))
+    if (pulls_models && (plan.engine.eval_per_epoch || (on_host && plan.engine.eval_per_node)))
       copies += nodes;
   }
   double bytes = vector * copies;
@@ -54,8 +56,9 @@ double host_memory_estimate(const RunPlan& plan, int nodes, std::size_t resident
   return bytes;
 }
 
-void check_host_memory(const Params& root, RunPlan& plan, int nodes, std::size_t resident_vectors) {
-  plan.memory_estimate_bytes = host_memory_estimate(plan, nodes, resident_vectors);
+void check_host_memory(const Params& root, RunPlan& plan, int nodes, std::size_t resident_vectors,
+                       bool pulls_models) {
+  plan.memory_estimate_bytes = host_memory_estimate(plan, nodes, resident_vectors, pulls_models);
   if (plan.memory_estimate_bytes <= kMaxMemoryBytes)
     return;
   root.fail("nodes",
@@ -65,7 +68,7 @@ void check_host_memory(const Params& root, RunPlan& plan, int nodes, std::size_t
                 std::to_string(plan.model ? plan.model->num_params() : 0) +
                 "-parameter model; the limit is 16 GiB: use fewer nodes or a smaller "
                 "model" +
-                (plan.backend == "cuda-resident"
+                (plan.backend == "cuda-resident" || resident_vectors == 0
                      ? ""
                      : " (on a GPU, backend cuda-resident keeps the node vectors there)"));
 }
@@ -230,8 +233,9 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
   // The evaluations first: which of them read node models on the host counts below.
   read_eval(root.child("eval"), plan.engine, plan.model.get());
   // Before anything of the nodes' size is made, as if a resident backend's method attached
-  // with the fewest vectors; again once the method has said what it keeps.
-  check_host_memory(root, plan, nodes, kLeastResidentVectors);
+  // with the fewest vectors and read no node model on the host; again once the method has
+  // said what it keeps and whether it has node models.
+  check_host_memory(root, plan, nodes, kLeastResidentVectors, false);
 
   plan.topology.emplace(make_topology(root.child("topology"), nodes, plan.seed));
   plan.mixing = make_mixing_schedule(root.child("topology"), *plan.topology, plan.seed);
@@ -266,7 +270,8 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
   plan.algorithm = algorithm_registry().make(alg, "name", "dsgd", setup);
   check_host_memory(
       root, plan, nodes,
-      plan.algorithm->can_attach_resident() ? plan.algorithm->resident_vectors_per_node() : 0);
+      plan.algorithm->can_attach_resident() ? plan.algorithm->resident_vectors_per_node() : 0,
+      plan.algorithm->has_node_models());
   // What tables and plots call this configuration (sweeps set it per point, e.g. "DSGDm-N
   // async" where two points share an algorithm name).
   plan.label = root.text("label", alg.text("name", "dsgd"));

@@ -320,7 +320,10 @@ def main():
                 os.remove(path)
     on = ", ".join(chosen) if chosen else "cpu-batched, cpu-resident, cpu (every third)"
     print(f"{ran} scenarios ran on {on}, {refused} refused, {failed} with differences")
-    if ran < count // 2 or (args.scenario and ran == 0):
+    if args.scenario and ran == 0:
+        print(f"{args.scenario} was refused by every backend")
+        return 1
+    if ran < count // 2:
         print("fewer than half of the scenarios ran: the generator no longer fits dtsim's keys")
         return 1
     if failed == 0 and not args.keep:
