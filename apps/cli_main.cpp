@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,11 @@ int dtsim::cli::main(int argc, char** argv) {
   } catch (const dtsim::ConfigError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;
+  } catch (const std::bad_alloc&) {
+    // The plan refuses what it knows to be too large; this is what slipped past it.
+    std::cerr << "dtsim: failed: out of host memory (std::bad_alloc): use fewer nodes or a "
+                 "smaller model\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "dtsim: failed: " << e.what() << "\n";
     return 1;
