@@ -15,10 +15,13 @@ its final test loss is within that relative difference and its final accuracy wi
 
 With --scenario FILE (and --set KEY=VALUE, repeated) that one scenario runs instead of
 random ones: a method added at run time, in a program built on dtsim (the extension test).
+With --against OTHER_DTSIM each scenario runs on one backend in turn with both binaries and
+OTHER_DTSIM's trace is the reference: a change that should leave results alone, bit for bit.
 
 Usage: backend_differential.py DTSIM [--seed S] [--count N] [--keep DIR]
                                      [--backends A,B,...] [--close REL] [--points P]
                                      [--scenario FILE [--set KEY=VALUE ...]]
+                                     [--against OTHER_DTSIM]
 A failing scenario's YAML is kept (in --keep, else a temporary folder that is then not
 removed) with the command that reproduces it. Exit 0 when all agree, 1 otherwise."""
 import argparse
@@ -255,12 +258,15 @@ def main():
     p.add_argument("--scenario", help="run this scenario file once instead of random ones")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="with --scenario: passed on to dtsim run")
+    p.add_argument("--against", metavar="OTHER_DTSIM",
+                   help="compare with another dtsim binary instead: each scenario on one "
+                   "backend in turn (--backends: the turn), OTHER_DTSIM's trace the reference")
     args = p.parse_args()
     if args.set and not args.scenario:
         p.error("--set: only with --scenario")
     count = 1 if args.scenario else args.count
     chosen = args.backends.split(",") if args.backends else None
-    if chosen is not None and len(chosen) < 2:
+    if chosen is not None and len(chosen) < 2 and not args.against:
         p.error("--backends: a reference and at least one backend to check")
     work = args.keep or tempfile.mkdtemp(prefix="dtsim-differential-")
     os.makedirs(work, exist_ok=True)
@@ -274,14 +280,22 @@ def main():
                 json.dump(scenario(r), f, indent=1)  # JSON is YAML
         extra = [a for kv in args.set for a in ("--set", kv)]
         runs = {}
-        backends = chosen or ["cpu-batched", "cpu-resident"] + (["cpu"] if i % 3 == 0 else [])
-        for backend in backends:
-            h5 = f"{base}-{backend}.h5"
-            cmd = [args.dtsim, "run", path, "--quiet", "-o", h5, "--threads",
+        if args.against:  # one backend in turn, the other binary first: the reference
+            turn = chosen or ["cpu", "cpu-batched", "cpu-resident"]
+            backend = turn[i % len(turn)]
+            plan = [(f"{backend} ({args.against})", args.against, backend),
+                    (backend, args.dtsim, backend)]
+        else:
+            plan = [(b, args.dtsim, b) for b in chosen or
+                    ["cpu-batched", "cpu-resident"] + (["cpu"] if i % 3 == 0 else [])]
+        backends = [label for label, _, _ in plan]
+        for label, binary, backend in plan:
+            h5 = f"{base}-{len(runs)}-{backend}.h5"
+            cmd = [binary, "run", path, "--quiet", "-o", h5, "--threads",
                    str(r.choice([1, 2])), *extra, "--set", f"model.backend={backend}"]
             done = subprocess.run(cmd, capture_output=True, text=True)
-            runs[backend] = (done.returncode, h5, " ".join(cmd),
-                             (done.stderr.strip().splitlines() or [""])[-1])
+            runs[label] = (done.returncode, h5, " ".join(cmd),
+                           (done.stderr.strip().splitlines() or [""])[-1])
         codes = {b: run[0] for b, run in runs.items()}
         if set(codes.values()) == {2}:  # the generator wrote a scenario dtsim refuses
             refused += 1
@@ -319,6 +333,9 @@ def main():
             if not args.scenario:
                 os.remove(path)
     on = ", ".join(chosen) if chosen else "cpu-batched, cpu-resident, cpu (every third)"
+    if args.against:
+        on = ", ".join(chosen or ["cpu", "cpu-batched", "cpu-resident"]) + " in turn, " + \
+            f"{args.dtsim} against {args.against}"
     print(f"{ran} scenarios ran on {on}, {refused} refused, {failed} with differences")
     if args.scenario and ran == 0:
         print(f"{args.scenario} was refused by every backend")
