@@ -2,10 +2,13 @@
 // LocalUpdate: heavy-ball and Nesterov momentum and weight decay, by hand.
 #include "sim/core/params.hpp"
 #include "sim/optimizers/local_update.hpp"
+#include "sim/optimizers/node_vectors.hpp"
 #include "support/params_helper.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <doctest/doctest.h>
+#include <stdexcept>
 
 using namespace dtsim;
 
@@ -63,5 +66,33 @@ TEST_SUITE("optimizers") {
           CHECK(out[i] == doctest::Approx(x[i] - 0.1f * u[i]).epsilon(1e-6));
       }
     }
+  }
+
+  TEST_CASE("NodeVectors: zero when a node first takes its own, none made before, none after "
+            "release") {
+    NodeVectors v(3, 5);
+    CHECK(v.bytes() == 3 * 5 * sizeof(float)); // what every node will hold
+    v[1](2) = 7.0f;                            // node 1 takes its vector
+    CHECK(v[1].size() == 5);
+    CHECK(v[1](2) == 7.0f); // kept, not made again
+    CHECK(v[1].sum() == 7.0f);
+    const std::span<float> s = v.span(2);
+    CHECK(s.size() == 5);
+    CHECK(std::all_of(s.begin(), s.end(), [](float e) { return e == 0.0f; }));
+    v.release();
+    CHECK(v.bytes() == 0);
+    CHECK(v.size() == 0);
+    CHECK_THROWS_AS(v[0], std::logic_error); // a step after release is refused
+  }
+
+  TEST_CASE("LocalUpdate: states its momenta in full, none after release, and refuses a step") {
+    // A resident backend keeps the momenta: a method that attaches releases these before any
+    // step (they are made on each node's first step: NodeVectors, above).
+    LocalUpdate lu(testing::make_params({{"momentum", "0.9"}}), 4, 1000);
+    CHECK(lu.state_bytes() == 4 * 1000 * sizeof(float));
+    lu.release_state();
+    CHECK(lu.state_bytes() == 0);
+    std::vector<float> g(1000, 1.0f), x(1000, 0.0f), out(1000);
+    CHECK_THROWS_AS(lu.step(0, g, x, 0.1f, out), std::logic_error);
   }
 }
