@@ -8,6 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -gt 0 ] || { echo "usage: bench/resident_startup.sh DTSIM [DTSIM...]" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "needs GNU time for the peak memory (Debian: apt-get install time)" >&2; exit 2; }
 nodes=${NODES:-1024}
 repeats=${REPEATS:-3}
 python=${PYTHON:-/usr/bin/python3}
