@@ -8,8 +8,14 @@
 namespace dtsim {
 
 Evaluator::Evaluator(const Model& model, const Dataset& data, std::size_t count)
+    : Evaluator(model, {data.features.data(), static_cast<std::size_t>(data.features.size())},
+                data.num_features(), data.labels, count) {}
+
+Evaluator::Evaluator(const Model& model, std::span<const float> features, int num_features,
+                     std::span<const std::int32_t> labels, std::size_t count)
     : model_(model), chunk_(static_cast<std::size_t>(std::max(model.max_eval_batch(), 1))),
-      data_(data), count_(count == 0 ? data.size() : std::min(count, data.size())),
+      features_(features), num_features_(num_features), labels_(labels),
+      count_(count == 0 ? labels.size() : std::min(count, labels.size())),
       workspaces_([this] { return model_.make_workspace(static_cast<int>(chunk_)); }) {}
 
 EvalResult Evaluator::evaluate(std::span<const float> params) {
@@ -28,8 +34,8 @@ void Evaluator::evaluate_many(std::span<const std::span<const float>> models, st
     const std::size_t m = job / chunks, c = job % chunks;
     const std::size_t first = c * chunk_;
     const std::size_t n = std::min(chunk_, count - first);
-    BatchView batch{data_.features.data() + first * static_cast<std::size_t>(data_.num_features()),
-                    data_.num_features(), static_cast<int>(n), data_.labels.data() + first};
+    BatchView batch{features_.data() + first * static_cast<std::size_t>(num_features_),
+                    num_features_, static_cast<int>(n), labels_.data() + first};
     partial_[job] = model_.evaluate(models[m], batch, *workspaces_.local());
   });
   for (std::size_t m = 0; m < models.size(); ++m) {

@@ -18,6 +18,10 @@ namespace dtsim {
 class Evaluator {
 public:
   Evaluator(const Model& model, const Dataset& data, std::size_t count);
+  // On examples given as spans (features: num_features x labels.size(), column-major), which
+  // must outlive it: a backend evaluating the models it keeps, on the engine's examples.
+  Evaluator(const Model& model, std::span<const float> features, int num_features,
+            std::span<const std::int32_t> labels, std::size_t count);
   EvalResult evaluate(std::span<const float> params);
   // One result per model, each on the first `count` examples (count <= this evaluator's).
   void evaluate_many(std::span<const std::span<const float>> models, std::size_t count,
@@ -26,16 +30,16 @@ public:
   // The first `count` examples (count <= this evaluator's), for a backend that evaluates
   // models itself: features (num_features x count, column-major) and labels.
   std::span<const float> features(std::size_t count) const {
-    return {data_.features.data(), count * static_cast<std::size_t>(data_.num_features())};
+    return features_.first(count * static_cast<std::size_t>(num_features_));
   }
-  std::span<const std::int32_t> labels(std::size_t count) const {
-    return {data_.labels.data(), count};
-  }
+  std::span<const std::int32_t> labels(std::size_t count) const { return labels_.first(count); }
 
 private:
   const Model& model_;
   const std::size_t chunk_; // examples per task: Model::max_eval_batch()
-  const Dataset& data_;
+  std::span<const float> features_;
+  int num_features_;
+  std::span<const std::int32_t> labels_;
   std::size_t count_;
   tbb::enumerable_thread_specific<std::unique_ptr<Workspace>> workspaces_;
   std::vector<EvalResult> partial_;

@@ -233,6 +233,23 @@ void CpuResidentGradients::start_momenta() {
       m.setZero();
 }
 
+bool CpuResidentGradients::evaluate_resident_models(std::span<const float> features,
+                                                    std::span<const std::int32_t> labels,
+                                                    std::span<EvalResult> out) {
+  DTSIM_ASSERT(!labels.empty() && features.size() % labels.size() == 0 &&
+                   out.size() == static_cast<std::size_t>(models_.cols()),
+               "evaluate_resident_models: examples or results of the wrong size");
+  const int num_features = static_cast<int>(features.size() / labels.size());
+  if (!evaluator_ || evaluator_->features(evaluator_->count()).data() != features.data() ||
+      evaluator_->count() != labels.size())
+    evaluator_ = std::make_unique<Evaluator>(model_, features, num_features, labels, 0);
+  eval_views_.clear();
+  for (Eigen::Index i = 0; i < models_.cols(); ++i)
+    eval_views_.push_back({models_.col(i).data(), dim_});
+  evaluator_->evaluate_many(eval_views_, labels.size(), out);
+  return true;
+}
+
 void CpuResidentGradients::pull_models(std::span<float> models) {
   DTSIM_ASSERT(models.size() == static_cast<std::size_t>(models_.size()), "pull_models: size");
   std::copy(models_.data(), models_.data() + models_.size(), models.begin());

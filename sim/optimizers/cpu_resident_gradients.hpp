@@ -8,9 +8,11 @@
 #include "sim/core/flat_vector.hpp"
 #include "sim/engine/batched_gradients.hpp"
 #include "sim/engine/cpu_batched_gradients.hpp"
+#include "sim/engine/evaluator.hpp"
 
 #include <array>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,11 @@ public:
   void compute(std::span<GradientJob> jobs) override;
   void finish(std::span<GradientJob> jobs) override;
   ResidentVectors* resident() override { return this; }
+  // Per-node accuracies on the rows kept here, as a device does on its own (the engine's
+  // Evaluator code on views of the rows: the same bits as on pulled models, no pull).
+  bool evaluate_resident_models(std::span<const float> features,
+                                std::span<const std::int32_t> labels,
+                                std::span<EvalResult> out) override;
 
   void set_local_update(const LocalUpdateRule& rule) override;
   void mix_into_model(int node, std::uint32_t self_id, float self_w,
@@ -80,6 +87,8 @@ private:
 
   const Model& model_;
   std::size_t dim_;
+  std::unique_ptr<Evaluator> evaluator_; // on the engine's evaluation examples, made at the first
+  std::vector<std::span<const float>> eval_views_;
   CpuBatchedGradients gradients_;
   Eigen::MatrixXf models_; // dim x nodes, laid out as the engine's own
   Eigen::MatrixXf live_;   // dim x nodes once a method names a live model (apply)

@@ -32,10 +32,9 @@ constexpr std::size_t kLeastResidentVectors = 2;
 // evaluation copies (8); without a resident backend the node models and messages in flight
 // (two per node) and a batched backend's gradients (one); with one (resident_vectors > 0: the
 // method attaches, keeping that many per node there) cpu-resident's vectors and, where the
-// method has node models (pulls_models), the models the engine pulls for the evaluations that
-// read them on the host (the epoch probe, and per-node accuracies, which cuda-resident
-// computes on the device), cuda-resident's vectors being device memory (its own check); a
-// balancing orderer's per-example gradients.
+// method has node models (pulls_models), the models the engine pulls for the epoch probe
+// (per-node accuracies are computed where the models are), cuda-resident's vectors being
+// device memory (its own check); a balancing orderer's per-example gradients.
 double host_memory_estimate(const RunPlan& plan, int nodes, std::size_t resident_vectors,
                             bool pulls_models) {
   const double vector = plan.model ? static_cast<double>(plan.model->num_params()) * 4.0 : 0.0;
@@ -47,7 +46,7 @@ double host_memory_estimate(const RunPlan& plan, int nodes, std::size_t resident
   else {
     if (on_host)
       copies += static_cast<double>(resident_vectors) * nodes;
-    if (pulls_models && (plan.engine.eval_per_epoch || (on_host && plan.engine.eval_per_node)))
+    if (pulls_models && plan.engine.eval_per_epoch)
       copies += nodes;
   }
   double bytes = vector * copies;

@@ -277,22 +277,30 @@ TEST_SUITE("engine") {
   }
 
   TEST_CASE("Resident vectors: evaluations leave the models in the backend") {
-    // The mean and the consensus distance are computed where the models are: without
-    // per-node accuracies no evaluation pulls the models, and the trace is still
-    // cpu-batched's; per-node accuracies read every model, so those evaluations pull them.
+    // The mean and the consensus distance are computed where the models are, and the
+    // per-node accuracies too (on cpu-resident the engine's Evaluator on views of its rows,
+    // as cuda-resident runs them on the device): no evaluation pulls the models, and the
+    // traces are still cpu-batched's. The epoch probe reads every model on the host, so
+    // those evaluations pull them.
     for (const char* algorithm :
          {"{name: dsgd, lr: 0.1, momentum: 0.9}", "{name: ad-psgd, lr: 0.1}"}) {
       CAPTURE(algorithm);
-      const std::vector<std::string> sets = {"eval={every_s: 0.05}"};
-      const MemoryTraceSink reference = run(algorithm, "cpu-batched", 2, sets);
-      const MemoryTraceSink resident = run(algorithm, "cpu-resident", 2, sets);
-      CHECK(testing::summary_attribute(resident, "resident_vectors") == 1);
-      check_same_run(reference, resident);
-      CHECK(testing::summary_attribute(resident, "resident_model_pulls") == 0);
-      const MemoryTraceSink per_node = run(algorithm, "cpu-resident", 2);
-      const double pulls = testing::summary_attribute(per_node, "resident_model_pulls");
+      for (const std::vector<std::string>& sets :
+           {std::vector<std::string>{"eval={every_s: 0.05}"}, std::vector<std::string>{}}) {
+        CAPTURE(sets.size()); // 0: the tiny scenario's per-node accuracies
+        const MemoryTraceSink reference = run(algorithm, "cpu-batched", 2, sets);
+        const MemoryTraceSink resident = run(algorithm, "cpu-resident", 2, sets);
+        CHECK(testing::summary_attribute(resident, "resident_vectors") == 1);
+        check_same_run(reference, resident);
+        CHECK(testing::summary_attribute(resident, "resident_model_pulls") == 0);
+      }
+      const std::vector<std::string> probe = {"eval={every_s: 0.05, per_epoch: true}"};
+      const MemoryTraceSink reference = run(algorithm, "cpu-batched", 2, probe);
+      const MemoryTraceSink epochs = run(algorithm, "cpu-resident", 2, probe);
+      check_same_run(reference, epochs);
+      const double pulls = testing::summary_attribute(epochs, "resident_model_pulls");
       CHECK(pulls > 0);
-      CHECK(pulls <= static_cast<double>(per_node.rows().size()));
+      CHECK(pulls <= static_cast<double>(epochs.rows().size()));
     }
   }
 
