@@ -1,51 +1,66 @@
 #!/usr/bin/env bash
-# What a resident run costs before its rounds: one round of bench/dpsgd32.yaml (MLP
-# 784-256-128-10) at NODES nodes on cpu-resident, with DSGDm and with gradient tracking, as
-# a whole process (seconds, peak resident memory) and as the trace's wall_seconds. Several
-# dtsim binaries alternate run by run (A B, A B, ...), so that a change's effect is read
-# within one run of this script on one machine; REPEATS runs of each (mean ± sample std).
-# Usage: bench/resident_startup.sh DTSIM [DTSIM...]   (NODES=1024, REPEATS=3)
+# What a resident run costs on the host (docs/benchmarks.md, "A resident run's start"):
+# bench/dpsgd32.yaml (MLP 784-256-128-10) at NODES nodes on cpu-resident in three cases
+#   dsgdm              one round of DSGDm
+#   gradient-tracking  one round of gradient tracking
+#   per-node           five rounds of DSGDm, per-node accuracies on 200 examples at each of
+#                      its six evaluations
+# as a whole process (seconds, peak resident memory) and as the trace's wall_seconds and
+# resident_model_pulls. Several dtsim binaries alternate run by run (A B, A B, ...), so that
+# a change's effect is read within one run of this script on one machine; REPEATS runs of
+# each: mean ± sample std (n - 1) and the 95% t interval of the mean.
+# Usage: bench/resident_startup.sh DTSIM [DTSIM...]   (NODES=1024, REPEATS=6)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -gt 0 ] || { echo "usage: bench/resident_startup.sh DTSIM [DTSIM...]" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "needs GNU time for the peak memory (Debian: apt-get install time)" >&2; exit 2; }
 nodes=${NODES:-1024}
-repeats=${REPEATS:-3}
+repeats=${REPEATS:-6}
 python=${PYTHON:-/usr/bin/python3}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores;" \
-  "$nodes MLP nodes, one round on cpu-resident; $repeats runs each, alternating"
-declare -A algorithms=([dsgdm]='{name: dsgdm, lr: 0.05}'
-                       [gradient-tracking]='{name: gradient-tracking, lr: 0.05}')
-for name in dsgdm gradient-tracking; do
+  "$nodes MLP nodes on cpu-resident; $repeats runs each, alternating"
+declare -A sets=(
+  [dsgdm]="stop.steps=1;algorithm={name: dsgdm, lr: 0.05}"
+  [gradient-tracking]="stop.steps=1;algorithm={name: gradient-tracking, lr: 0.05}"
+  [per-node]="stop.steps=5;algorithm={name: dsgdm, lr: 0.05};eval={every_s: 0.05, per_node: true, per_node_samples: 200, test_samples: 1000}")
+cases=(dsgdm gradient-tracking per-node)
+for name in "${cases[@]}"; do
+  IFS=';' read -r -a keys <<< "${sets[$name]}"
+  args=()
+  for kv in "${keys[@]}"; do args+=(--set "$kv"); done
   for r in $(seq "$repeats"); do
     for b in $(seq $#); do
-      dtsim=${!b}
-      /usr/bin/time -f "%e %M" -o "$out/time" "$dtsim" run bench/dpsgd32.yaml --quiet \
-        -o "$out/$name-$b-$r.h5" --set nodes="$nodes" --set stop.steps=1 \
-        --set model.backend=cpu-resident --set "algorithm=${algorithms[$name]}" > /dev/null \
-        2> "$out/err" || { cat "$out/err" >&2; exit 1; }
+      /usr/bin/time -f "%e %M" -o "$out/time" "${!b}" run bench/dpsgd32.yaml --quiet \
+        -o "$out/$name-$b-$r.h5" --set nodes="$nodes" --set model.backend=cpu-resident \
+        "${args[@]}" > /dev/null 2> "$out/err" || { cat "$out/err" >&2; exit 1; }
       echo "$name $b $(cat "$out/time")" >> "$out/times"
     done
   done
 done
-"$python" - "$out" "$repeats" "$@" << 'EOF'
+"$python" - "$out" "$repeats" "${cases[*]}" "$@" << 'EOF'
 import statistics, sys
 import h5py
-out, repeats, binaries = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+out, repeats, cases, binaries = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4:]
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
+       9: 2.262, 10: 2.228}  # two-sided 95% t quantiles by degrees of freedom
 rows = [line.split() for line in open(f"{out}/times")]
 def figure(values, unit):
     if len(values) == 1:
         return f"{values[0]:.2f} {unit}"
-    return f"{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f} {unit}"
-for name in ("dsgdm", "gradient-tracking"):
+    mean, std = statistics.mean(values), statistics.stdev(values)
+    half = T95.get(len(values) - 1, 1.96) * std / len(values) ** 0.5
+    return f"{mean:.2f} ± {std:.2f} {unit} [{mean - half:.2f}, {mean + half:.2f}]"
+print("mean ± sample std [95% t interval of the mean]")
+for name in cases:
     for b, binary in enumerate(binaries, start=1):
         mine = [r for r in rows if r[0] == name and r[1] == str(b)]
         seconds = [float(r[2]) for r in mine]
         peak = [float(r[3]) / 2**20 for r in mine]  # KiB -> GiB
-        wall = [float(h5py.File(f"{out}/{name}-{b}-{r}.h5", "r").attrs["wall_seconds"])
-                for r in range(1, repeats + 1)]
-        print(f"{name:<18} {binary}: process {figure(seconds, 's')}, trace wall_seconds "
-              f"{figure(wall, 's')}, peak {figure(peak, 'GiB')}")
+        traces = [h5py.File(f"{out}/{name}-{b}-{r}.h5", "r").attrs for r in range(1, repeats + 1)]
+        wall = [float(a["wall_seconds"]) for a in traces]
+        pulls = sorted({int(a["resident_model_pulls"]) for a in traces})
+        print(f"{name:<18} {binary}: process {figure(seconds, 's')}; trace wall_seconds "
+              f"{figure(wall, 's')}; peak {figure(peak, 'GiB')}; model pulls {pulls}")
 EOF

@@ -31,7 +31,6 @@ public:
   }
   std::span<float> span(std::size_t node) { return {(*this)[node].data(), dim_}; }
   std::size_t size() const { return v_.size(); } // nodes; 0 once released
-  std::size_t dim() const { return dim_; }
   // What the vectors hold once every node has taken its own (a trace's header states it at
   // the start); 0 once released.
   std::size_t bytes() const { return v_.size() * dim_ * sizeof(float); }
