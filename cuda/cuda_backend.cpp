@@ -42,6 +42,10 @@ public:
                                 std::span<EvalResult> out) override {
     return device_->evaluate_resident(features, labels, out);
   }
+  bool evaluate_model(std::span<const float> params, std::span<const float> features,
+                      std::span<const std::int32_t> labels, EvalResult& out) override {
+    return device_->evaluate_model(params, features, labels, out);
+  }
 
 private:
   std::string model_description_;

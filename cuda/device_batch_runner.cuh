@@ -155,13 +155,29 @@ public:
       if (out.size() != store_->nodes() ||
           features.size() != labels.size() * static_cast<std::size_t>(net_.input_features()))
         throw std::invalid_argument("device evaluation: the examples or results do not fit");
+      guarded([&] { evaluate_guarded(store_->model_rows(), features, labels, out); });
+      return true;
+    } else {
+      return false;
+    }
+  }
+  // One host model (the engine's averaged model) on the examples, by the same pass: its P
+  // floats go up, its loss sum and correct count come down.
+  bool evaluate_model(std::span<const float> params, std::span<const float> features,
+                      std::span<const std::int32_t> labels, EvalResult& out) override {
+    if constexpr (requires(const Network& net) { net.eval_scratch_floats(1); }) {
+      if (labels.empty())
+        return false;
+      if (params.size() != net_.num_params() ||
+          features.size() != labels.size() * static_cast<std::size_t>(net_.input_features()))
+        throw std::invalid_argument("device evaluation: the model or the examples do not fit");
       guarded([&] {
-        try {
-          evaluate_unguarded(features, labels, out);
-        } catch (...) {
-          eval_set_ = {}; // its upload may not have finished: send it again next time
-          throw;
-        }
+        eval_model_.resize(params.size(), "cudaMalloc (evaluated model)");
+        check(cudaMemcpyAsync(eval_model_.data, params.data(), params.size() * sizeof(float),
+                              cudaMemcpyHostToDevice, stream_.stream),
+              "cudaMemcpyAsync (evaluated model)");
+        bus_.host_to_device_bytes += static_cast<std::int64_t>(params.size() * sizeof(float));
+        evaluate_guarded(eval_model_.data, features, labels, {&out, 1});
       });
       return true;
     } else {
@@ -252,11 +268,24 @@ private:
     capacity_ = c;
   }
 
-  void evaluate_unguarded(std::span<const float> features, std::span<const std::int32_t> labels,
-                          std::span<EvalResult> out) {
+  // out.size() models, rows[i * P..), on the examples.
+  void evaluate_guarded(const float* rows, std::span<const float> features,
+                        std::span<const std::int32_t> labels, std::span<EvalResult> out) {
+    try {
+      evaluate_unguarded(rows, features, labels, out);
+    } catch (...) {
+      eval_set_ = {}; // its upload may not have finished: send it again next time
+      throw;
+    }
+  }
+
+  void evaluate_unguarded(const float* rows, std::span<const float> features,
+                          std::span<const std::int32_t> labels, std::span<EvalResult> out) {
     const cudaStream_t s = stream_.stream;
     const int n = static_cast<int>(labels.size());
-    if (eval_set_.features != features.data() || eval_set_.examples != labels.size()) {
+    // The set kept from an earlier call serves every prefix of it (the per-node evaluations
+    // take the first per_node_samples of the examples the averaged model is evaluated on).
+    if (eval_set_.features != features.data() || eval_set_.examples < labels.size()) {
       eval_x_.resize(features.size(), "cudaMalloc (evaluation set)");
       eval_labels_.resize(labels.size(), "cudaMalloc (evaluation labels)");
       check(cudaMemcpyAsync(eval_x_.data, features.data(), features.size() * sizeof(float),
@@ -303,7 +332,7 @@ private:
       std::fill(correct_sum.begin(), correct_sum.end(), 0);
       for (int k0 = 0; k0 < n; k0 += slice) {
         const int m = std::min(slice, n - k0);
-        const MlpEvalBuffers buf{store_->model_rows() + first * P,
+        const MlpEvalBuffers buf{rows + first * P,
                                  eval_x_.data + static_cast<std::size_t>(k0) * features_per_example,
                                  eval_labels_.data + k0,
                                  act.data(),
@@ -592,6 +621,7 @@ private:
   } eval_set_;
   DeviceArray<float> eval_x_;
   DeviceArray<std::int32_t> eval_labels_;
+  DeviceArray<float> eval_model_; // evaluate_model's host model
   std::vector<DeviceArray<float>> eval_act_;
   DeviceArray<double> eval_column_loss_, eval_loss_;
   DeviceArray<std::int32_t> eval_column_correct_;

@@ -48,6 +48,12 @@ public:
                                  std::span<EvalResult> /*out*/) {
     return false;
   }
+  // BatchedGradients::evaluate_model (the same networks).
+  virtual bool evaluate_model(std::span<const float> /*params*/,
+                              std::span<const float> /*features*/,
+                              std::span<const std::int32_t> /*labels*/, EvalResult& /*out*/) {
+    return false;
+  }
 };
 
 // train_features: features x examples, column-major. resident.nodes > 0: also keep that

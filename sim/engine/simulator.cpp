@@ -513,6 +513,16 @@ void Simulator::evaluate_node_models() {
   evaluator_->evaluate_many(node_views_, count, node_results_);
 }
 
+EvalResult Simulator::evaluate_averaged_model() {
+  const std::span<const float> model{eval_model_.data(), dim_};
+  const std::size_t count = evaluator_->count();
+  EvalResult r;
+  if (parts_.batched && parts_.batched->evaluate_model(model, evaluator_->features(count),
+                                                       evaluator_->labels(count), r))
+    return r;
+  return evaluator_->evaluate(model);
+}
+
 double Simulator::consensus_of_models() {
   if (resident_)
     return resident_->consensus_distance();
@@ -532,7 +542,7 @@ void Simulator::measure_epoch() {
   c.emplace_back("updates", static_cast<double>(updates_));
   c.emplace_back("gradient_steps", static_cast<double>(gradient_steps_));
   parts_.algorithm->eval_model(*this, {eval_model_.data(), dim_});
-  const EvalResult r = evaluator_->evaluate({eval_model_.data(), dim_});
+  const EvalResult r = evaluate_averaged_model();
   const auto count = static_cast<double>(std::max<std::int64_t>(1, r.count));
   c.emplace_back("test_loss", r.loss_sum / count);
   c.emplace_back("test_accuracy", static_cast<double>(r.correct) / count);
@@ -625,7 +635,7 @@ void Simulator::evaluate() {
   if (evaluator_) {
     parts_.algorithm->eval_model(*this, {eval_model_.data(), dim_});
     finite_model = eval_model_.allFinite();
-    const EvalResult r = evaluator_->evaluate({eval_model_.data(), dim_});
+    const EvalResult r = evaluate_averaged_model();
     const auto count = static_cast<double>(std::max<std::int64_t>(1, r.count));
     test_loss = r.loss_sum / count;
     test_accuracy = static_cast<double>(r.correct) / count;

@@ -233,6 +233,9 @@ private:
   // Every node model's accuracy and loss on eval.per_node_samples test examples, into
   // node_results_ (where the models are, if their backend can).
   void evaluate_node_models();
+  // The averaged model's loss and accuracy on the test examples (eval.test_samples), on the
+  // gradients' backend where it can (a device), else on the host.
+  EvalResult evaluate_averaged_model();
   // Engine thread, before node's task starts: whether it runs on a working copy.
   bool run_on_working_copy(int node);
   std::unique_ptr<EpochProbe> probe_; // eval.per_epoch only

@@ -101,7 +101,7 @@ TEST_SUITE("cuda") {
     }
   }
 
-  TEST_CASE("CUDA: a resident store's per-node accuracies equal the CPU model's") {
+  TEST_CASE("CUDA: per-node accuracies and a host model's on the device equal the CPU model's") {
     if (const std::string why = cuda::unavailable_reason(); !why.empty()) {
       MESSAGE("SKIPPED: " << why);
       return;
@@ -160,6 +160,37 @@ TEST_SUITE("cuda") {
         right += cpu.correct;
       }
       CHECK(right > 0); // not a comparison of zeros
+      // One host model (the engine's averaged model: evaluate_model) on all 256 examples,
+      // more than the set the device keeps (sent again), on this device and on one without
+      // resident nodes (backend cuda); then the per-node pass again on the first 250, a
+      // prefix of the set now kept: the same bits as before.
+      const auto plain =
+          model == &mlp ? cuda::make_device_mlp({784, 24, 12, 10}, features, labels, 8)
+          : model == &cnn
+              ? cuda::make_device_cnn(cuda::cnn_batch_shape(cnn), features, labels, 8)
+              : cuda::make_device_resnet(cuda::resnet_batch_shape(resnet), features, labels, 8);
+      const std::span<const float> host_model{models.col(3).data(), P};
+      const auto ws_all = model->make_workspace(examples);
+      const EvalResult cpu_all = model->evaluate(
+          host_model, BatchView{features.data(), 784, examples, labels.data()}, *ws_all);
+      CHECK(cpu_all.correct > 0);
+      for (cuda::DeviceGradients* d : {device.get(), plain.get()}) {
+        EvalResult gpu;
+        REQUIRE(d->evaluate_model(host_model, features, labels, gpu));
+        CHECK(gpu.count == examples);
+        CHECK(std::abs(gpu.correct - cpu_all.correct) <= flips);
+        CHECK(std::abs(gpu.loss_sum - cpu_all.loss_sum) <=
+              loss_tolerance * std::abs(cpu_all.loss_sum));
+      }
+      std::vector<EvalResult> prefix(nodes);
+      REQUIRE(device->evaluate_resident(set, set_labels, prefix));
+      for (int i = 0; i < nodes; ++i) {
+        CAPTURE(i);
+        CHECK(prefix[static_cast<std::size_t>(i)].loss_sum ==
+              results[static_cast<std::size_t>(i)].loss_sum);
+        CHECK(prefix[static_cast<std::size_t>(i)].correct ==
+              results[static_cast<std::size_t>(i)].correct);
+      }
     }
   }
 

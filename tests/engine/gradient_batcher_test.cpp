@@ -12,7 +12,9 @@
 #include "support/sink_compare.hpp"
 #include "support/tiny_scenarios.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <doctest/doctest.h>
 #include <tbb/global_control.h>
 
@@ -77,9 +79,58 @@ private:
   const NoHooks* hooks_;
 };
 
+// cpu-batched's gradients, and an averaged-model evaluation of its own, as a device gives:
+// marked results (a loss of 0.5 and every fourth example right) and a record of the calls.
+class EvaluatingBackend final : public BatchedGradients {
+public:
+  explicit EvaluatingBackend(std::unique_ptr<BatchedGradients> gradients)
+      : gradients_(std::move(gradients)) {}
+  std::string describe() const override { return gradients_->describe(); }
+  void compute(std::span<GradientJob> jobs) override { gradients_->compute(jobs); }
+  bool evaluate_model(std::span<const float> params, std::span<const float> features,
+                      std::span<const std::int32_t> labels, EvalResult& out) override {
+    examples.push_back(labels.size());
+    CHECK(features.size() == labels.size() * 16); // the tiny scenario's 16 features
+    finite = finite &&
+             std::all_of(params.begin(), params.end(), [](float v) { return std::isfinite(v); });
+    const auto n = static_cast<std::int64_t>(labels.size());
+    out = EvalResult{0.5 * static_cast<double>(n), n / 4, n};
+    return true;
+  }
+  std::vector<std::size_t> examples; // per call
+  bool finite = true;
+
+private:
+  std::unique_ptr<BatchedGradients> gradients_;
+};
+
 } // namespace
 
 TEST_SUITE("engine") {
+  TEST_CASE("Batched gradients: a backend that evaluates a model evaluates the averaged one") {
+    // Every evaluation's averaged model (and the epoch probe's) goes to the backend, on the
+    // eval.test_samples examples; the trace has the backend's figures.
+    RunPlan plan = plan_run_text(
+        testing::tiny_scenario("{name: dsgd, lr: 0.1}"), "tiny.yaml",
+        {"model.backend=cpu-batched", "eval.test_samples=300", "eval.per_epoch=true"});
+    auto backend = std::make_unique<EvaluatingBackend>(std::move(plan.batched));
+    EvaluatingBackend& evaluating = *backend;
+    plan.batched = std::move(backend);
+    MemoryTraceSink sink;
+    REQUIRE(execute_plan(plan, sink, 2).status == RunStatus::Completed);
+    REQUIRE(sink.rows().size() > 5);
+    // One call per evaluation row and per epoch probe, each on the 300 examples.
+    CHECK(evaluating.examples.size() == sink.rows().size() + sink.epoch_rows().size());
+    CHECK(std::ranges::all_of(evaluating.examples, [](std::size_t n) { return n == 300; }));
+    CHECK(evaluating.finite);
+    for (const auto* rows : {&sink.rows(), &sink.epoch_rows()})
+      for (const MetricsRow& row : *rows) {
+        CHECK(row.get("test_accuracy") == 0.25);
+        CHECK(row.get("test_loss") == 0.5);
+      }
+    CHECK_FALSE(sink.epoch_rows().empty());
+  }
+
   TEST_CASE("Batched gradients: cpu-batched runs write the per-node tasks' traces") {
     // Synchronous and asynchronous gossip, a parameter server, pairwise gossip and a
     // compressed method; 1 and 2 threads.
