@@ -42,9 +42,10 @@ public:
                                 std::span<EvalResult> out) override {
     return device_->evaluate_resident(features, labels, out);
   }
-  bool evaluate_model(std::span<const float> params, std::span<const float> features,
-                      std::span<const std::int32_t> labels, EvalResult& out) override {
-    return device_->evaluate_model(params, features, labels, out);
+  bool evaluate_models(std::span<const std::span<const float>> models,
+                       std::span<const float> features, std::span<const std::int32_t> labels,
+                       std::span<EvalResult> out) override {
+    return device_->evaluate_models(models, features, labels, out);
   }
 
 private:

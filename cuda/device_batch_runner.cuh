@@ -161,23 +161,34 @@ public:
       return false;
     }
   }
-  // One host model (the engine's averaged model) on the examples, by the same pass: its P
-  // floats go up, its loss sum and correct count come down.
-  bool evaluate_model(std::span<const float> params, std::span<const float> features,
-                      std::span<const std::int32_t> labels, EvalResult& out) override {
+  // Host models (the engine's averaged model; node models kept on the host) on the
+  // examples, by the same pass: up to kEvalBytes of their floats go up at a time, each one's
+  // loss sum and correct count come down.
+  bool evaluate_models(std::span<const std::span<const float>> models,
+                       std::span<const float> features, std::span<const std::int32_t> labels,
+                       std::span<EvalResult> out) override {
     if constexpr (requires(const Network& net) { net.eval_scratch_floats(1); }) {
-      if (labels.empty())
+      if (labels.empty() || models.empty())
         return false;
-      if (params.size() != net_.num_params() ||
+      const std::size_t P = net_.num_params();
+      if (out.size() != models.size() ||
+          std::ranges::any_of(models, [P](std::span<const float> m) { return m.size() != P; }) ||
           features.size() != labels.size() * static_cast<std::size_t>(net_.input_features()))
-        throw std::invalid_argument("device evaluation: the model or the examples do not fit");
+        throw std::invalid_argument("device evaluation: the models or the examples do not fit");
+      const std::size_t chunk =
+          std::clamp<std::size_t>(kEvalBytes / (P * sizeof(float)), 1, models.size());
       guarded([&] {
-        eval_model_.resize(params.size(), "cudaMalloc (evaluated model)");
-        check(cudaMemcpyAsync(eval_model_.data, params.data(), params.size() * sizeof(float),
-                              cudaMemcpyHostToDevice, stream_.stream),
-              "cudaMemcpyAsync (evaluated model)");
-        bus_.host_to_device_bytes += static_cast<std::int64_t>(params.size() * sizeof(float));
-        evaluate_guarded(eval_model_.data, features, labels, {&out, 1});
+        eval_models_.resize(chunk * P, "cudaMalloc (evaluated models)");
+        for (std::size_t first = 0; first < models.size(); first += chunk) {
+          const std::size_t count = std::min(chunk, models.size() - first);
+          // Stream-ordered after the last chunk's pass, which read the buffer.
+          for (std::size_t k = 0; k < count; ++k)
+            check(cudaMemcpyAsync(eval_models_.data + k * P, models[first + k].data(),
+                                  P * sizeof(float), cudaMemcpyHostToDevice, stream_.stream),
+                  "cudaMemcpyAsync (evaluated models)");
+          bus_.host_to_device_bytes += static_cast<std::int64_t>(count * P * sizeof(float));
+          evaluate_guarded(eval_models_.data, features, labels, out.subspan(first, count));
+        }
       });
       return true;
     } else {
@@ -621,7 +632,7 @@ private:
   } eval_set_;
   DeviceArray<float> eval_x_;
   DeviceArray<std::int32_t> eval_labels_;
-  DeviceArray<float> eval_model_; // evaluate_model's host model
+  DeviceArray<float> eval_models_; // evaluate_models' host models, a chunk at a time
   std::vector<DeviceArray<float>> eval_act_;
   DeviceArray<double> eval_column_loss_, eval_loss_;
   DeviceArray<std::int32_t> eval_column_correct_;

@@ -48,10 +48,11 @@ public:
                                  std::span<EvalResult> /*out*/) {
     return false;
   }
-  // BatchedGradients::evaluate_model (the same networks).
-  virtual bool evaluate_model(std::span<const float> /*params*/,
-                              std::span<const float> /*features*/,
-                              std::span<const std::int32_t> /*labels*/, EvalResult& /*out*/) {
+  // BatchedGradients::evaluate_models (the same networks).
+  virtual bool evaluate_models(std::span<const std::span<const float>> /*models*/,
+                               std::span<const float> /*features*/,
+                               std::span<const std::int32_t> /*labels*/,
+                               std::span<EvalResult> /*out*/) {
     return false;
   }
 };

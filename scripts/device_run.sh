@@ -11,7 +11,8 @@
 # per-kernel profile; 'resident' runs only the benchmark's cuda-resident rows (with a
 # long 1,024-node MLP run: with the 400,000-step row it gives the rate net of start-up)
 # and the 1,024-node MLP's cuda row beside them; 'profile' times the kernels and copies of
-# a few resident 1,024-node MLP rounds (Nsight Compute, and Nsight Systems where present);
+# a few resident 1,024-node MLP rounds (Nsight Compute, and Nsight Systems where present;
+# PROFILE_ALGORITHM='{name: ...}' profiles that method's rounds instead of D-PSGD's);
 # 'ab' runs the goal row (the 1,024-node MLP on cuda-resident) with the bundle's
 # dtsim-baseline and with dtsim in turn, three times (device_bundle.sh's BASELINE);
 # 'goal' the goal row at 1.6 M steps three times (its steady state, with 'ab''s runs);
@@ -236,6 +237,7 @@ fi
 if want profile; then
   resident_round=("$build/apps/dtsim" run bench/dpsgd32.yaml --quiet --set nodes=1024
     --set model.backend=cuda-resident)
+  [ -z "${PROFILE_ALGORITHM:-}" ] || resident_round+=(--set "algorithm=$PROFILE_ALGORITHM")
   if [ -n "$ncu" ]; then
     step 150 "kernels of resident MLP rounds, 1024 nodes (ncu)" "$ncu" --clock-control none \
       --launch-count 600 \

@@ -510,17 +510,20 @@ void Simulator::evaluate_node_models() {
   node_views_.clear();
   for (int i = 0; i < nodes_; ++i)
     node_views_.push_back(params_view(i));
+  if (parts_.batched && parts_.batched->evaluate_models(node_views_, evaluator_->features(count),
+                                                        evaluator_->labels(count), node_results_))
+    return;
   evaluator_->evaluate_many(node_views_, count, node_results_);
 }
 
 EvalResult Simulator::evaluate_averaged_model() {
-  const std::span<const float> model{eval_model_.data(), dim_};
+  const std::span<const float> model[] = {{eval_model_.data(), dim_}};
   const std::size_t count = evaluator_->count();
   EvalResult r;
-  if (parts_.batched && parts_.batched->evaluate_model(model, evaluator_->features(count),
-                                                       evaluator_->labels(count), r))
+  if (parts_.batched && parts_.batched->evaluate_models(model, evaluator_->features(count),
+                                                        evaluator_->labels(count), {&r, 1}))
     return r;
-  return evaluator_->evaluate(model);
+  return evaluator_->evaluate(model[0]);
 }
 
 double Simulator::consensus_of_models() {

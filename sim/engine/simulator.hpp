@@ -231,7 +231,8 @@ private:
   // The evaluations' consensus distance, computed where the models are.
   double consensus_of_models();
   // Every node model's accuracy and loss on eval.per_node_samples test examples, into
-  // node_results_ (where the models are, if their backend can).
+  // node_results_ (where the models are, if their backend can; else by the gradients'
+  // backend where it can, a device; else on the host).
   void evaluate_node_models();
   // The averaged model's loss and accuracy on the test examples (eval.test_samples), on the
   // gradients' backend where it can (a device), else on the host.

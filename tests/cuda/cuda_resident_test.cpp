@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The resident device store against the host (need a CUDA device): its evaluation statistics
 // (the mean of the node models bit for bit, the consensus distance within rounding, the
-// per-node accuracies of the MLP's, LeNet's and a ResNet's evaluation passes against the CPU
-// model's), the MLP's local steps with the first layer's weight gradient fused into them
-// against the unfused steps and the CPU model's gradient, and its first layer's mixing fused
-// into the forward pass against the plain mixing and cuBLAS's forward product.
+// accuracies of resident and host models by the MLP's, LeNet's and a ResNet's evaluation
+// passes against the CPU model's), the MLP's local steps with the first layer's weight gradient
+// fused into them against the unfused steps and the CPU model's gradient, and its first layer's
+// mixing fused into the forward pass against the plain mixing and cuBLAS's forward product.
 #include "cuda/cnn_batch_shape.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device_gradients.hpp"
@@ -101,7 +101,7 @@ TEST_SUITE("cuda") {
     }
   }
 
-  TEST_CASE("CUDA: per-node accuracies and a host model's on the device equal the CPU model's") {
+  TEST_CASE("CUDA: resident and host models' accuracies on the device equal the CPU model's") {
     if (const std::string why = cuda::unavailable_reason(); !why.empty()) {
       MESSAGE("SKIPPED: " << why);
       return;
@@ -160,27 +160,41 @@ TEST_SUITE("cuda") {
         right += cpu.correct;
       }
       CHECK(right > 0); // not a comparison of zeros
-      // One host model (the engine's averaged model: evaluate_model) on all 256 examples,
-      // more than the set the device keeps (sent again), on this device and on one without
-      // resident nodes (backend cuda); then the per-node pass again on the first 250, a
-      // prefix of the set now kept: the same bits as before.
-      const auto plain =
-          model == &mlp ? cuda::make_device_mlp({784, 24, 12, 10}, features, labels, 8)
+      // Host models (evaluate_models): one (the engine's averaged model) on all 256
+      // examples, more than the set the device keeps (sent again), on this device and on one
+      // without resident nodes (backend cuda); the 9 node models from the host on that one,
+      // on the first 250, as the resident pass gave them. Then the resident pass again on the
+      // first 250, a prefix of the set now kept: the same bits as before.
+      const auto plain = // chunks of at most 4 nodes too
+          model == &mlp ? cuda::make_device_mlp({784, 24, 12, 10}, features, labels, 8, 4)
           : model == &cnn
-              ? cuda::make_device_cnn(cuda::cnn_batch_shape(cnn), features, labels, 8)
-              : cuda::make_device_resnet(cuda::resnet_batch_shape(resnet), features, labels, 8);
-      const std::span<const float> host_model{models.col(3).data(), P};
+              ? cuda::make_device_cnn(cuda::cnn_batch_shape(cnn), features, labels, 8, 4)
+              : cuda::make_device_resnet(cuda::resnet_batch_shape(resnet), features, labels, 8, 4);
+      const std::span<const float> host_model[] = {{models.col(3).data(), P}};
       const auto ws_all = model->make_workspace(examples);
       const EvalResult cpu_all = model->evaluate(
-          host_model, BatchView{features.data(), 784, examples, labels.data()}, *ws_all);
+          host_model[0], BatchView{features.data(), 784, examples, labels.data()}, *ws_all);
       CHECK(cpu_all.correct > 0);
       for (cuda::DeviceGradients* d : {device.get(), plain.get()}) {
         EvalResult gpu;
-        REQUIRE(d->evaluate_model(host_model, features, labels, gpu));
+        REQUIRE(d->evaluate_models(host_model, features, labels, {&gpu, 1}));
         CHECK(gpu.count == examples);
         CHECK(std::abs(gpu.correct - cpu_all.correct) <= flips);
         CHECK(std::abs(gpu.loss_sum - cpu_all.loss_sum) <=
               loss_tolerance * std::abs(cpu_all.loss_sum));
+      }
+      std::vector<std::span<const float>> host_models;
+      for (int i = 0; i < nodes; ++i)
+        host_models.emplace_back(models.col(i).data(), P);
+      std::vector<EvalResult> from_host(nodes);
+      REQUIRE(plain->evaluate_models(host_models, set, set_labels, from_host));
+      for (int i = 0; i < nodes; ++i) {
+        CAPTURE(i);
+        const EvalResult cpu = model->evaluate({models.col(i).data(), P}, batch, *ws);
+        CHECK(from_host[static_cast<std::size_t>(i)].count == n);
+        CHECK(std::abs(from_host[static_cast<std::size_t>(i)].correct - cpu.correct) <= flips);
+        CHECK(std::abs(from_host[static_cast<std::size_t>(i)].loss_sum - cpu.loss_sum) <=
+              loss_tolerance * std::abs(cpu.loss_sum));
       }
       std::vector<EvalResult> prefix(nodes);
       REQUIRE(device->evaluate_resident(set, set_labels, prefix));

@@ -79,7 +79,7 @@ private:
   const NoHooks* hooks_;
 };
 
-// cpu-batched's gradients, and an averaged-model evaluation of its own, as a device gives:
+// cpu-batched's gradients, and evaluations of host models of its own, as a device gives:
 // marked results (a loss of 0.5 and every fourth example right) and a record of the calls.
 class EvaluatingBackend final : public BatchedGradients {
 public:
@@ -87,17 +87,25 @@ public:
       : gradients_(std::move(gradients)) {}
   std::string describe() const override { return gradients_->describe(); }
   void compute(std::span<GradientJob> jobs) override { gradients_->compute(jobs); }
-  bool evaluate_model(std::span<const float> params, std::span<const float> features,
-                      std::span<const std::int32_t> labels, EvalResult& out) override {
-    examples.push_back(labels.size());
+  bool evaluate_models(std::span<const std::span<const float>> models,
+                       std::span<const float> features, std::span<const std::int32_t> labels,
+                       std::span<EvalResult> out) override {
+    calls.push_back({models.size(), labels.size()});
     CHECK(features.size() == labels.size() * 16); // the tiny scenario's 16 features
-    finite = finite &&
-             std::all_of(params.begin(), params.end(), [](float v) { return std::isfinite(v); });
+    CHECK(out.size() == models.size());
+    for (const std::span<const float> model : models)
+      finite = finite &&
+               std::all_of(model.begin(), model.end(), [](float v) { return std::isfinite(v); });
     const auto n = static_cast<std::int64_t>(labels.size());
-    out = EvalResult{0.5 * static_cast<double>(n), n / 4, n};
+    for (EvalResult& r : out)
+      r = EvalResult{0.5 * static_cast<double>(n), n / 4, n};
     return true;
   }
-  std::vector<std::size_t> examples; // per call
+  struct Call {
+    std::size_t models, examples;
+    bool operator==(const Call&) const = default;
+  };
+  std::vector<Call> calls;
   bool finite = true;
 
 private:
@@ -107,9 +115,10 @@ private:
 } // namespace
 
 TEST_SUITE("engine") {
-  TEST_CASE("Batched gradients: a backend that evaluates a model evaluates the averaged one") {
-    // Every evaluation's averaged model (and the epoch probe's) goes to the backend, on the
-    // eval.test_samples examples; the trace has the backend's figures.
+  TEST_CASE("Batched gradients: a backend that evaluates host models scores a run's models") {
+    // Every evaluation's averaged model (and the epoch probe's), on the eval.test_samples
+    // examples, and its node models, on the per_node_samples, go to the backend; the trace
+    // has the backend's figures.
     RunPlan plan = plan_run_text(
         testing::tiny_scenario("{name: dsgd, lr: 0.1}"), "tiny.yaml",
         {"model.backend=cpu-batched", "eval.test_samples=300", "eval.per_epoch=true"});
@@ -119,16 +128,24 @@ TEST_SUITE("engine") {
     MemoryTraceSink sink;
     REQUIRE(execute_plan(plan, sink, 2).status == RunStatus::Completed);
     REQUIRE(sink.rows().size() > 5);
-    // One call per evaluation row and per epoch probe, each on the 300 examples.
-    CHECK(evaluating.examples.size() == sink.rows().size() + sink.epoch_rows().size());
-    CHECK(std::ranges::all_of(evaluating.examples, [](std::size_t n) { return n == 300; }));
+    REQUIRE_FALSE(sink.epoch_rows().empty());
+    // Per evaluation row the averaged model on 300 examples, then the 8 node models on 200;
+    // per epoch probe the averaged model.
+    const auto averaged = std::ranges::count(evaluating.calls, EvaluatingBackend::Call{1, 300});
+    const auto nodes = std::ranges::count(evaluating.calls, EvaluatingBackend::Call{8, 200});
+    CHECK(averaged == static_cast<std::ptrdiff_t>(sink.rows().size() + sink.epoch_rows().size()));
+    CHECK(nodes == static_cast<std::ptrdiff_t>(sink.rows().size()));
+    CHECK(evaluating.calls.size() == static_cast<std::size_t>(averaged + nodes));
     CHECK(evaluating.finite);
     for (const auto* rows : {&sink.rows(), &sink.epoch_rows()})
       for (const MetricsRow& row : *rows) {
         CHECK(row.get("test_accuracy") == 0.25);
         CHECK(row.get("test_loss") == 0.5);
       }
-    CHECK_FALSE(sink.epoch_rows().empty());
+    for (const MetricsRow& row : sink.rows()) {
+      CHECK(row.get("node_accuracy_mean") == 0.25);
+      CHECK(row.get("node_accuracy_min") == 0.25);
+    }
   }
 
   TEST_CASE("Batched gradients: cpu-batched runs write the per-node tasks' traces") {
