@@ -18,7 +18,8 @@
 # 'goal' the goal row at 1.6 M steps three times (its steady state, with 'ab''s runs);
 # 'methods' the 1,024-node MLP with AD-PSGD, ASGD, GSGM and gradient tracking on cuda and on
 # cuda-resident; 'compressed' the same with CHOCO-SGD, SwarmSGD and momentum tracking;
-# 'eval' per-node evaluations (LeNet at 256 nodes, ResNet-20 at 32) with both binaries in turn;
+# 'eval' per-node evaluations (LeNet at 256 nodes, ResNet-20 at 32; LeNet on cuda too) with
+# both binaries in turn;
 # 'mixed' the goal row with this binary's first-layer mixing in the forward pass off and on
 # (DTSIM_CUDA_MIXED_FORWARD=0 / 1) in turn, three times (bench/goal_row.py --pair
 # mixed0,mixed1), then on at 1.6 M steps, off and on at 256 nodes, and 3 rounds' kernels
@@ -262,8 +263,9 @@ fi
 # Per-node evaluations on cuda-resident (the stability protocol's kind of run: every node's
 # accuracy on held-out test examples) with the baseline binary and this one in turn: LeNet at
 # 256 nodes, half an epoch, three evaluations of 1,000 examples (twice each); ResNet-20 at
-# 32 nodes, a tenth of an epoch, two evaluations of 200 examples (once each). Each run's wall
-# time, evaluation time and model pulls from its trace.
+# 32 nodes, a tenth of an epoch, two evaluations of 200 examples (once each); the LeNet run
+# on backend cuda (once each). Each run's wall time, evaluation time and model pulls from its
+# trace.
 if want eval; then
   lenet_eval=(run scenarios/quickstart.yaml --quiet --set nodes=256 --set 'model={kind: lenet}'
     --set model.backend=cuda-resident --set stop.epochs=0.5
@@ -271,8 +273,11 @@ if want eval; then
   resnet_eval=(run scenarios/quickstart.yaml --quiet --set nodes=32 --set 'model={kind: resnet20}'
     --set model.backend=cuda-resident --set stop.epochs=0.1
     --set 'eval={every_epochs: 0.1, per_node: true, per_node_samples: 200}')
+  # LeNet's on backend cuda: the node models on the host, scored there before a740ee8 and
+  # on the device (uploaded) since.
+  hosted_eval=("${lenet_eval[@]}" --set model.backend=cuda)
   for run in "lenet $baseline" "lenet $build" "lenet $baseline" "lenet $build" \
-    "resnet $baseline" "resnet $build"; do
+    "resnet $baseline" "resnet $build" "hosted $baseline" "hosted $build"; do
     set -- $run
     [ -x "$2/apps/dtsim" ] || continue
     declare -n scenario="${1}_eval"
