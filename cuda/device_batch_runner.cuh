@@ -162,8 +162,9 @@ public:
     }
   }
   // Host models (the engine's averaged model; node models kept on the host) on the
-  // examples, by the same pass: up to kEvalBytes of their floats go up at a time, each one's
-  // loss sum and correct count come down.
+  // examples, by the same pass: up to kEvalModelBytes of them (and at most a training
+  // chunk's nodes, max_nodes_) go up at a time, each one's loss sum and correct count come
+  // down.
   bool evaluate_models(std::span<const std::span<const float>> models,
                        std::span<const float> features, std::span<const std::int32_t> labels,
                        std::span<EvalResult> out) override {
@@ -176,16 +177,24 @@ public:
           features.size() != labels.size() * static_cast<std::size_t>(net_.input_features()))
         throw std::invalid_argument("device evaluation: the models or the examples do not fit");
       const std::size_t chunk =
-          std::clamp<std::size_t>(kEvalBytes / (P * sizeof(float)), 1, models.size());
+          std::clamp<std::size_t>(kEvalModelBytes / (P * sizeof(float)), 1,
+                                  std::min(models.size(), static_cast<std::size_t>(max_nodes_)));
       guarded([&] {
         eval_models_.resize(chunk * P, "cudaMalloc (evaluated models)");
         for (std::size_t first = 0; first < models.size(); first += chunk) {
           const std::size_t count = std::min(chunk, models.size() - first);
-          // Stream-ordered after the last chunk's pass, which read the buffer.
-          for (std::size_t k = 0; k < count; ++k)
+          // Stream-ordered after the last chunk's pass, which read the buffer; models that
+          // lie one after another on the host (the engine's node models) in one copy.
+          for (std::size_t k = 0; k < count;) {
+            std::size_t run = 1;
+            while (k + run < count &&
+                   models[first + k + run].data() == models[first + k].data() + run * P)
+              ++run;
             check(cudaMemcpyAsync(eval_models_.data + k * P, models[first + k].data(),
-                                  P * sizeof(float), cudaMemcpyHostToDevice, stream_.stream),
+                                  run * P * sizeof(float), cudaMemcpyHostToDevice, stream_.stream),
                   "cudaMemcpyAsync (evaluated models)");
+            k += run;
+          }
           bus_.host_to_device_bytes += static_cast<std::int64_t>(count * P * sizeof(float));
           evaluate_guarded(eval_models_.data, features, labels, out.subspan(first, count));
         }
@@ -295,8 +304,10 @@ private:
     const cudaStream_t s = stream_.stream;
     const int n = static_cast<int>(labels.size());
     // The set kept from an earlier call serves every prefix of it (the per-node evaluations
-    // take the first per_node_samples of the examples the averaged model is evaluated on).
-    if (eval_set_.features != features.data() || eval_set_.examples < labels.size()) {
+    // take the first per_node_samples of the examples the averaged model is evaluated on);
+    // the engine's examples stay the same host arrays for the run.
+    if (eval_set_.features != features.data() || eval_set_.labels != labels.data() ||
+        eval_set_.examples < labels.size()) {
       eval_x_.resize(features.size(), "cudaMalloc (evaluation set)");
       eval_labels_.resize(labels.size(), "cudaMalloc (evaluation labels)");
       check(cudaMemcpyAsync(eval_x_.data, features.data(), features.size() * sizeof(float),
@@ -307,7 +318,7 @@ private:
             "cudaMemcpyAsync (evaluation labels)");
       bus_.host_to_device_bytes += static_cast<std::int64_t>(features.size() * sizeof(float) +
                                                              labels.size() * sizeof(std::int32_t));
-      eval_set_ = {features.data(), labels.size()};
+      eval_set_ = {features.data(), labels.data(), labels.size()};
     }
     // At most `slice` examples a pass (a network's max_eval_examples, else all of them),
     // each node's sums added up over the slices in order.
@@ -614,20 +625,23 @@ private:
     FirstLayerPlan plan;
   };
   std::optional<Deferred> deferred_; // a pass's first-layer weight gradient, not yet computed
-  // evaluate_resident's: the examples (kept for the run: which host set they are) and a
-  // chunk's buffers, eval_bytes_: an eighth of the usable memory the resident vectors and
-  // the training set leave (the training chunks get the rest), at least kEvalBytes, which
-  // the quarter of the memory kept spare holds (so that a run whose vectors only just fit
-  // does not train one node a chunk to make room for it). 1 GB
+  // The evaluations' (evaluate_resident's, evaluate_models'): the examples (kept for the
+  // run: which host set they are) and a chunk's buffers, eval_bytes_: on cuda-resident an
+  // eighth of the usable memory the resident vectors and the training set leave (the training
+  // chunks get the rest), at least kEvalBytes, which the quarter of the memory kept spare holds
+  // (so that a run whose vectors only just fit does not train one node a chunk to make room
+  // for it); on cuda kEvalBytes, and kEvalModelBytes of uploaded models, from that quarter. 1 GB
   // alone held only 9 LeNet nodes on 1,000 examples (112 MB per node, its first
   // convolution's patches 78 MB) and 5 ResNet-20 nodes on 100 (about 200 MB), whose
   // evaluations then ran as many small passes; about 6.9 GiB on an 80 GB H100 at the goal
   // row. A share of the total memory, not of the free memory, so that the chunks (and with
   // them cuBLAS's kernels and the bits of the results) are the same in every run on a GPU.
   static constexpr std::size_t kEvalBytes = std::size_t{1} << 30;
+  static constexpr std::size_t kEvalModelBytes = std::size_t{256} << 20;
   std::size_t eval_bytes_ = kEvalBytes;
   struct EvalSet {
     const float* features = nullptr;
+    const std::int32_t* labels = nullptr;
     std::size_t examples = 0;
   } eval_set_;
   DeviceArray<float> eval_x_;

@@ -163,8 +163,9 @@ TEST_SUITE("cuda") {
       // Host models (evaluate_models): one (the engine's averaged model) on all 256
       // examples, more than the set the device keeps (sent again), on this device and on one
       // without resident nodes (backend cuda); the 9 node models from the host on that one,
-      // on the first 250, as the resident pass gave them. Then the resident pass again on the
-      // first 250, a prefix of the set now kept: the same bits as before.
+      // on the first 250, uploaded in chunks of 4, 4 and 1 as the resident pass evaluates
+      // them: its bits. Then the resident pass again on the first 250, a prefix of the set
+      // now kept: the same bits as before.
       const auto plain = // chunks of at most 4 nodes too
           model == &mlp ? cuda::make_device_mlp({784, 24, 12, 10}, features, labels, 8, 4)
           : model == &cnn
@@ -195,6 +196,10 @@ TEST_SUITE("cuda") {
         CHECK(std::abs(from_host[static_cast<std::size_t>(i)].correct - cpu.correct) <= flips);
         CHECK(std::abs(from_host[static_cast<std::size_t>(i)].loss_sum - cpu.loss_sum) <=
               loss_tolerance * std::abs(cpu.loss_sum));
+        CHECK(from_host[static_cast<std::size_t>(i)].loss_sum ==
+              results[static_cast<std::size_t>(i)].loss_sum);
+        CHECK(from_host[static_cast<std::size_t>(i)].correct ==
+              results[static_cast<std::size_t>(i)].correct);
       }
       std::vector<EvalResult> prefix(nodes);
       REQUIRE(device->evaluate_resident(set, set_labels, prefix));
