@@ -505,14 +505,18 @@ void Simulator::evaluate_node_models() {
       std::min(static_cast<std::size_t>(config_.eval_per_node_samples), evaluator_->count());
   // A resident backend that can evaluates the models where they are; else they come here.
   if (resident_ && parts_.batched->evaluate_resident_models(
-                       evaluator_->features(count), evaluator_->labels(count), node_results_))
+                       evaluator_->features(count), evaluator_->labels(count), node_results_)) {
+    backend_evaluated_models_ += nodes_;
     return;
+  }
   node_views_.clear();
   for (int i = 0; i < nodes_; ++i)
     node_views_.push_back(params_view(i));
   if (parts_.batched && parts_.batched->evaluate_models(node_views_, evaluator_->features(count),
-                                                        evaluator_->labels(count), node_results_))
+                                                        evaluator_->labels(count), node_results_)) {
+    backend_evaluated_models_ += nodes_;
     return;
+  }
   evaluator_->evaluate_many(node_views_, count, node_results_);
 }
 
@@ -521,8 +525,10 @@ EvalResult Simulator::evaluate_averaged_model() {
   const std::size_t count = evaluator_->count();
   EvalResult r;
   if (parts_.batched && parts_.batched->evaluate_models(model, evaluator_->features(count),
-                                                        evaluator_->labels(count), {&r, 1}))
+                                                        evaluator_->labels(count), {&r, 1})) {
+    ++backend_evaluated_models_;
     return r;
+  }
   return evaluator_->evaluate(model[0]);
 }
 
@@ -795,7 +801,8 @@ RunSummary Simulator::summary() const {
          {"device_download_wall_seconds", bus.download_seconds},
          {"device_staging_wall_seconds", bus.staging_seconds},
          {"resident_vectors", resident_ ? 1.0 : 0.0},
-         {"resident_model_pulls", static_cast<double>(model_pulls_)}});
+         {"resident_model_pulls", static_cast<double>(model_pulls_)},
+         {"backend_evaluated_models", static_cast<double>(backend_evaluated_models_)}});
   }
   if (probe_)
     s.number_attributes.emplace_back("memory_epoch_probe_bytes",

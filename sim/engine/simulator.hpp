@@ -181,6 +181,7 @@ private:
   mutable std::int64_t pulled_batches_ = 0;
   mutable std::uint64_t pulled_model_writes_ = 0; // resident_->model_writes() at the pull
   mutable std::int64_t model_pulls_ = 0;          // every node model to the host, each time
+  std::int64_t backend_evaluated_models_ = 0;     // models the gradients' backend scored
   // The pulled copy is stale until the first pull, and once a batch ran or a method's step
   // wrote a model since.
   bool models_stale() const {

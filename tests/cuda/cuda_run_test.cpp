@@ -85,6 +85,10 @@ TEST_SUITE("cuda") {
     const TraceContents again = run("cuda", "cuda-again");
     CHECK(std::abs(gpu.metrics.at("test_accuracy").back() -
                    cpu.metrics.at("test_accuracy").back()) <= 0.005);
+    // The averaged model and the node models (on the host with backend cuda) scored by the
+    // device's evaluation pass at every evaluation; by the host on the CPU.
+    CHECK(gpu.number_attributes.at("backend_evaluated_models") ==
+          17.0 * static_cast<double>(gpu.metrics.at("test_accuracy").size()));
     // The same GPU and build give the same trace (bit for bit: train_loss's first row, before
     // any step, is NaN, which == would call different from itself).
     for (const char* column : {"test_accuracy", "test_loss", "train_loss", "consensus_distance"}) {

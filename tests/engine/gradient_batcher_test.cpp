@@ -136,6 +136,8 @@ TEST_SUITE("engine") {
     CHECK(averaged == static_cast<std::ptrdiff_t>(sink.rows().size() + sink.epoch_rows().size()));
     CHECK(nodes == static_cast<std::ptrdiff_t>(sink.rows().size()));
     CHECK(evaluating.calls.size() == static_cast<std::size_t>(averaged + nodes));
+    CHECK(testing::summary_attribute(sink, "backend_evaluated_models") ==
+          static_cast<double>(averaged + 8 * nodes));
     CHECK(evaluating.finite);
     for (const auto* rows : {&sink.rows(), &sink.epoch_rows()})
       for (const MetricsRow& row : *rows) {
@@ -361,6 +363,10 @@ TEST_SUITE("engine") {
         CHECK(testing::summary_attribute(resident, "resident_vectors") == 1);
         check_same_run(reference, resident);
         CHECK(testing::summary_attribute(resident, "resident_model_pulls") == 0);
+        // The per-node accuracies (8 nodes an evaluation) by the backend, on its rows.
+        CHECK(testing::summary_attribute(resident, "backend_evaluated_models") ==
+              (sets.empty() ? 8.0 * static_cast<double>(resident.rows().size()) : 0.0));
+        CHECK(testing::summary_attribute(reference, "backend_evaluated_models") == 0);
       }
       const std::vector<std::string> probe = {"eval={every_s: 0.05, per_epoch: true}"};
       const MemoryTraceSink reference = run(algorithm, "cpu-batched", 2, probe);
