@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # What a resident run costs on the host (docs/benchmarks.md, "A resident run's start"):
-# bench/dpsgd32.yaml (MLP 784-256-128-10) at NODES nodes on cpu-resident in three cases
+# bench/dpsgd32.yaml (MLP 784-256-128-10) at NODES nodes on cpu-resident in these cases
 #   dsgdm              one round of DSGDm
 #   gradient-tracking  one round of gradient tracking
 #   per-node           five rounds of DSGDm, per-node accuracies on 200 examples at each of
 #                      its six evaluations
+#   choco-sgd          one round of CHOCO-SGD (QSGD 4 bits), no evaluation but the first
+#   dsgdm-async        one round of asynchronous DSGDm, likewise
 # as a whole process (seconds, peak resident memory) and as the trace's wall_seconds and
 # resident_model_pulls. Several dtsim binaries alternate run by run (A B, A B, ...), so that
 # a change's effect is read within one run of this script on one machine; REPEATS runs of
 # each: mean ± sample std (n - 1) and the 95% t interval of the mean.
-# Usage: bench/resident_startup.sh DTSIM [DTSIM...]   (NODES=1024, REPEATS=6)
+# Usage: bench/resident_startup.sh DTSIM [DTSIM...]   (NODES=1024, REPEATS=6,
+#        CASES="dsgdm gradient-tracking per-node" by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -gt 0 ] || { echo "usage: bench/resident_startup.sh DTSIM [DTSIM...]" >&2; exit 2; }
@@ -24,8 +27,13 @@ echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc
 declare -A sets=(
   [dsgdm]="stop.steps=1;algorithm={name: dsgdm, lr: 0.05}"
   [gradient-tracking]="stop.steps=1;algorithm={name: gradient-tracking, lr: 0.05}"
-  [per-node]="stop.steps=5;algorithm={name: dsgdm, lr: 0.05};eval={every_s: 0.05, per_node: true, per_node_samples: 200, test_samples: 1000}")
-cases=(dsgdm gradient-tracking per-node)
+  [per-node]="stop.steps=5;algorithm={name: dsgdm, lr: 0.05};eval={every_s: 0.05, per_node: true, per_node_samples: 200, test_samples: 1000}"
+  [choco-sgd]="stop.steps=1;algorithm={name: choco-sgd, lr: 0.05, momentum: 0.9, gamma: 0.6, compressor: {kind: qsgd, bits: 4}};eval={every_s: 1000}"
+  [dsgdm-async]="stop.steps=1;algorithm={name: dsgdm, lr: 0.05, mode: async};eval={every_s: 1000}")
+read -r -a cases <<< "${CASES:-dsgdm gradient-tracking per-node}"
+for name in "${cases[@]}"; do
+  [ -n "${sets[$name]:-}" ] || { echo "no case $name; cases: ${!sets[*]}" >&2; exit 2; }
+done
 for name in "${cases[@]}"; do
   IFS=';' read -r -a keys <<< "${sets[$name]}"
   args=()

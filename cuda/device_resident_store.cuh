@@ -196,14 +196,36 @@ public:
           "cudaMemcpyAsync (resident message)");
     check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
-  void write_rule_row(int node, int k, std::span<const float> values) override {
+  // values up once, into the first node's row, then copied here into the others' rows.
+  void write_rule_row(std::span<const int> nodes, int k, std::span<const float> values) override {
     if (k >= rule_.rule_rows() || values.size() != P_)
       throw std::invalid_argument("resident rule row: no such row, or not of the model's size");
-    check(cudaMemcpyAsync(rule_rows_[k].data + static_cast<std::size_t>(node) * P_, values.data(),
+    if (nodes.empty())
+      return;
+    float* rows = rule_rows_[k].data;
+    check(cudaMemcpyAsync(rows + static_cast<std::size_t>(nodes[0]) * P_, values.data(),
                           P_ * sizeof(float), cudaMemcpyHostToDevice, stream_),
           "cudaMemcpyAsync (resident rule row)");
-    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); // values is the caller's
     bus_.host_to_device_bytes += static_cast<std::int64_t>(P_ * sizeof(float));
+    DeviceArray<int> to;
+    if (nodes.size() > 1) {
+      to.resize(nodes.size(), "cudaMalloc (resident rule row nodes)");
+      check(cudaMemcpyAsync(to.data, nodes.data(), nodes.size() * sizeof(int),
+                            cudaMemcpyHostToDevice, stream_),
+            "cudaMemcpyAsync (resident rule row nodes)");
+      bus_.host_to_device_bytes += static_cast<std::int64_t>(nodes.size() * sizeof(int));
+      queue_rule_row_copies(rows, to.data, nodes.size());
+    }
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); // values and `to` go now
+  }
+  // Rows node[1 ..count) of `rows` = row node[0], on the stream (public: a device lambda).
+  void queue_rule_row_copies(float* rows, const int* node, std::size_t count) {
+    const std::size_t P = P_;
+    each_element(stream_, static_cast<int>(count) - 1, P, [=] __device__(int b, std::size_t e) {
+      rows[static_cast<std::size_t>(node[b + 1]) * P + e] =
+          rows[static_cast<std::size_t>(node[0]) * P + e];
+    });
+    check(cudaGetLastError(), "kernel launch (resident rule rows)");
   }
   void push_models(std::span<const float> models) override {
     if (models.size() != nodes_ * P_)

@@ -266,9 +266,10 @@ public:
   // A device's decoding failures per node since the last call (added to per_node); false
   // where the host's codec counted them.
   virtual bool take_decode_failures(std::span<std::int64_t> /*per_node*/) { return false; }
-  // At the start, before any step (the engine thread): the rule's own row k of node =
-  // values (CHOCO-SGD's initial public estimates and their weighted sums).
-  virtual void write_rule_row(int node, int k, std::span<const float> values) = 0;
+  // At the start, before any step (the engine thread): the rule's own row k of each of
+  // `nodes` = values (CHOCO-SGD's initial public estimates and their weighted sums, which
+  // nodes with the same weights share: one copy of values crosses to a device).
+  virtual void write_rule_row(std::span<const int> nodes, int k, std::span<const float> values) = 0;
 
   // The engine's copy of the models (one column of dim floats per node) to and from here.
   virtual void push_models(std::span<const float> models) = 0;

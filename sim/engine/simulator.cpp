@@ -108,9 +108,16 @@ Simulator::~Simulator() {
     }
 }
 
+std::span<const float> Simulator::common_model() const {
+  if (resident_ && resident_->model_writes() != common_model_writes_)
+    return {};
+  return common_model_;
+}
+
 std::span<float> Simulator::params(int node) {
   DTSIM_ASSERT(!computing(node), "params(node) written while its gradient is being computed");
   DTSIM_ASSERT(!resident_, "params(node) written in a run whose backend keeps the models");
+  common_model_ = {}; // the caller may write it
   settle_model(node);
   return {node_params_.col(node).data(), dim_};
 }
@@ -847,6 +854,8 @@ RunResult Simulator::run(RunHeader header) {
     else
       for (int i = 1; i < nodes_; ++i)
         node_params_.col(i) = node_params_.col(0);
+    common_model_ = first; // until the algorithm's start returns or writes a model
+    common_model_writes_ = resident_ ? resident_->model_writes() : 0;
   }
   // Row 0: the initial model.
   queue_.push(SimTime(), EventKind::Evaluation, -1, -1,
@@ -854,6 +863,7 @@ RunResult Simulator::run(RunHeader header) {
   if (config_.stop_sim_time_s > 0)
     queue_.push(SimTime::from_seconds(config_.stop_sim_time_s), EventKind::Stop, -1);
   parts_.algorithm->start(*this);
+  common_model_ = {};
 
   std::int64_t handled = 0;
   while (!stopped_) {

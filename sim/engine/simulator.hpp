@@ -102,6 +102,7 @@ public:
   const Topology& topology() const override { return *parts_.topology; }
   std::span<float> params(int node) override;
   std::span<const float> params_view(int node) const override;
+  std::span<const float> common_model() const override;
   void mean_of_models(std::span<float> out) const override;
   bool computing(int node) const override;
   void start_gradient(int node, std::int64_t tag) override;
@@ -181,7 +182,11 @@ private:
   mutable std::int64_t pulled_batches_ = 0;
   mutable std::uint64_t pulled_model_writes_ = 0; // resident_->model_writes() at the pull
   mutable std::int64_t model_pulls_ = 0;          // every node model to the host, each time
-  std::int64_t backend_evaluated_models_ = 0;     // models the gradients' backend scored
+  // The initial model, during the algorithm's start until it writes a model (params() here;
+  // on a resident backend a step on a model row moves its model_writes() past the mark).
+  std::span<const float> common_model_;
+  std::uint64_t common_model_writes_ = 0;
+  std::int64_t backend_evaluated_models_ = 0; // models the gradients' backend scored
   // The pulled copy is stale until the first pull, and once a batch ran or a method's step
   // wrote a model since.
   bool models_stale() const {

@@ -6,6 +6,9 @@
 #include "sim/optimizers/resident_compression.hpp"
 #include "topologies/topology.hpp"
 
+#include <map>
+#include <vector>
+
 namespace dtsim {
 namespace {
 
@@ -91,25 +94,50 @@ bool ChocoSgd::attach_resident(ResidentVectors& vectors) {
 }
 
 void ChocoSgd::prepare(Context& ctx) {
-  // The public estimates start at the initial models, which every node knows (in a run
-  // they are one common model); s_i is their weighted sum, in neighbour order.
-  Vec xhat, sum;
+  // The public estimates start at the initial models, which every node knows; s_i is their
+  // weighted sum, in neighbour order. Where every node holds the one initial model (a run's
+  // start), s_i depends only on node i's weights: nodes with the same weights share it, made
+  // once (the same bits as n times) and, on a resident backend, sent once.
+  const std::span<const float> common = ctx.common_model();
+  std::map<std::vector<double>, std::vector<int>> by_weights;
   for (int i = 0; i < ctx.num_nodes(); ++i) {
-    NodeState& s = nodes_[static_cast<std::size_t>(i)];
-    Vec& estimate = resident() ? xhat : s.xhat;
-    Vec& weighted = resident() ? sum : s.s;
-    estimate = as_vec(ctx.params_view(i));
-    weighted = static_cast<float>(topology_.self_weight(i)) * estimate;
-    const auto nb = topology_.neighbors(i);
-    const auto w = topology_.weights(i);
-    for (std::size_t k = 0; k < nb.size(); ++k)
-      weighted += static_cast<float>(w[k]) * as_vec(ctx.params_view(nb[k]));
-    s.rng = Rng(ctx.rng(i).next_u64());
-    if (resident()) { // rows 1 and 2 of the choco rule; a device's stream seeded from s.rng's
-      resident()->write_rule_row(i, 1, {estimate.data(), dim()});
-      resident()->write_rule_row(i, 2, {weighted.data(), dim()});
-      device_seeds_[static_cast<std::size_t>(i)] = Rng(s.rng).next_u64();
+    if (!common.empty()) {
+      std::vector<double> key{topology_.self_weight(i)};
+      const auto w = topology_.weights(i);
+      key.insert(key.end(), w.begin(), w.end());
+      by_weights[key].push_back(i);
+    } else {
+      initial_sums({&i, 1}, ctx, {});
     }
+    NodeState& s = nodes_[static_cast<std::size_t>(i)];
+    s.rng = Rng(ctx.rng(i).next_u64());
+    if (resident()) // a device's stream seeded from s.rng's
+      device_seeds_[static_cast<std::size_t>(i)] = Rng(s.rng).next_u64();
+  }
+  for (const auto& [weights, group] : by_weights)
+    initial_sums(group, ctx, common);
+}
+
+void ChocoSgd::initial_sums(std::span<const int> group, const Context& ctx,
+                            std::span<const float> common) {
+  // The group's first node's estimate and sum (each model read where common is empty).
+  const int i = group.front();
+  const auto model = [&](int j) { return as_vec(common.empty() ? ctx.params_view(j) : common); };
+  Vec estimate = model(i);
+  Vec weighted = static_cast<float>(topology_.self_weight(i)) * estimate;
+  const auto nb = topology_.neighbors(i);
+  const auto w = topology_.weights(i);
+  for (std::size_t k = 0; k < nb.size(); ++k)
+    weighted += static_cast<float>(w[k]) * model(nb[k]);
+  if (resident()) { // rows 1 and 2 of the choco rule
+    resident()->write_rule_row(group, 1, {estimate.data(), dim()});
+    resident()->write_rule_row(group, 2, {weighted.data(), dim()});
+    return;
+  }
+  for (const int j : group) {
+    NodeState& s = nodes_[static_cast<std::size_t>(j)];
+    s.xhat = estimate;
+    s.s = weighted;
   }
 }
 

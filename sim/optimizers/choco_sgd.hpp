@@ -83,6 +83,9 @@ private:
   };
 
   void prepare(Context& ctx) override;
+  // The initial estimate and s of the nodes of `group`, which share their weights (their
+  // first node's, from `common`, the one model all hold, or else from each model).
+  void initial_sums(std::span<const int> group, const Context& ctx, std::span<const float> common);
   void encode(int node, std::span<const float> x, std::span<float> wire) override;
   // The device's form of the nodes' compressor (kind none: it has none).
   ResidentCompression device_compression() const;

@@ -132,9 +132,11 @@ void CpuResidentGradients::own_view(int node, VectorRef wire, VectorRef x, Vecto
   codec_->own_view(node, address(wire), address(x), address(out));
 }
 
-void CpuResidentGradients::write_rule_row(int node, int k, std::span<const float> values) {
+void CpuResidentGradients::write_rule_row(std::span<const int> nodes, int k,
+                                          std::span<const float> values) {
   DTSIM_ASSERT(k < rule_.rule_rows() && values.size() == dim_, "write_rule_row: no such row");
-  as_vec(rule_row(node, k)) = as_vec(values);
+  for (const int node : nodes)
+    as_vec(rule_row(node, k)) = as_vec(values);
 }
 
 std::span<float> CpuResidentGradients::address(VectorRef ref) {

@@ -44,7 +44,7 @@ public:
   void refresh_after_mix(int node) override;
   void local_step(int node, std::uint32_t out_id, float lr) override;
   void copy_model_to_message(int node, std::uint32_t id) override;
-  void write_rule_row(int node, int k, std::span<const float> values) override;
+  void write_rule_row(std::span<const int> nodes, int k, std::span<const float> values) override;
   void start_momentum_tracking(int node, std::uint32_t out_id) override;
   // The method's own compressor steps, on this store's vectors (set_codec's host).
   void set_codec(const ResidentCodec& codec, ResidentCodecHost* host) override;

@@ -170,12 +170,13 @@ void GossipProtocol::queue_mix(int node, bool self_is_model) {
 void GossipProtocol::start(Context& ctx) {
   if (async_) {
     // Before its first message arrives, a neighbour's "copy" is its initial model. The
-    // engine starts every node from the same model, which one buffer then serves for all.
+    // engine starts every node from the same model, which one buffer then serves for all
+    // (said by common_model: the models are then not read, nor pulled from a backend).
     std::vector<SharedBuffer> initial(nodes_.size());
-    const auto first = as_vec(ctx.params_view(0));
+    const bool common = !ctx.common_model().empty();
+    const auto first = as_vec(common ? ctx.common_model() : ctx.params_view(0));
     for (int j = 0; j < ctx.num_nodes(); ++j) {
-      const auto x = as_vec(ctx.params_view(j));
-      if (j > 0 && x == first) {
+      if (j > 0 && (common || as_vec(ctx.params_view(j)) == first)) {
         initial[index(j)] = initial[0];
         continue;
       }
@@ -183,7 +184,7 @@ void GossipProtocol::start(Context& ctx) {
       if (resident_)
         resident_->copy_model_to_message(j, initial[index(j)].id());
       else
-        as_vec(initial[index(j)].data()) = x;
+        as_vec(initial[index(j)].data()) = as_vec(ctx.params_view(j));
     }
     for (int i = 0; i < ctx.num_nodes(); ++i) {
       const auto nb = topology_.neighbors(i);

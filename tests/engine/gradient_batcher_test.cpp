@@ -351,9 +351,12 @@ TEST_SUITE("engine") {
     // per-node accuracies too (on cpu-resident the engine's Evaluator on views of its rows,
     // as cuda-resident runs them on the device): no evaluation pulls the models, and the
     // traces are still cpu-batched's. The epoch probe reads every model on the host, so
-    // those evaluations pull them.
+    // those evaluations pull them. Nor does a method's start (CHOCO-SGD's estimates,
+    // asynchronous gossip's first copies): it reads the one initial model (common_model).
     for (const char* algorithm :
-         {"{name: dsgd, lr: 0.1, momentum: 0.9}", "{name: ad-psgd, lr: 0.1}"}) {
+         {"{name: dsgd, lr: 0.1, momentum: 0.9}", "{name: ad-psgd, lr: 0.1}",
+          "{name: dsgdm, lr: 0.1, mode: async}",
+          "{name: choco-sgd, lr: 0.1, compressor: {kind: topk, ratio: 0.25}}"}) {
       CAPTURE(algorithm);
       for (const std::vector<std::string>& sets :
            {std::vector<std::string>{"eval={every_s: 0.05}"}, std::vector<std::string>{}}) {

@@ -6,6 +6,7 @@
 #include "support/tiny_scenarios.hpp"
 #include "support/trace_compare.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <doctest/doctest.h>
 #include <tbb/global_control.h>
@@ -33,9 +34,56 @@ void check_identical_metrics(const MemoryTraceSink& a, const MemoryTraceSink& b)
   testing::check_identical_rows(a.rows(), b.rows());
 }
 
+// Records what Context::common_model says in its start (before and after it writes node
+// 0's model) and at each gradient, and runs each node's gradients until the stop rule.
+class CommonModelProbe final : public Algorithm {
+public:
+  explicit CommonModelProbe(bool write_in_start) : write_in_start_(write_in_start) {}
+  std::string describe() const override { return "common-model probe"; }
+  void start(Context& ctx) override {
+    const std::span<const float> common = ctx.common_model();
+    at_start = !common.empty();
+    for (int i = 0; i < ctx.num_nodes() && at_start; ++i)
+      same_as_every_node = same_as_every_node &&
+                           std::equal(common.begin(), common.end(), ctx.params_view(i).begin());
+    if (write_in_start_)
+      ctx.params(0)[0] += 1.0f;
+    after_write = !ctx.common_model().empty();
+    for (int i = 0; i < ctx.num_nodes(); ++i)
+      ctx.start_gradient(i, 0);
+  }
+  void on_gradient(Context& ctx, int node, const GradientResult&) override {
+    during_run = during_run || !ctx.common_model().empty();
+    ctx.start_gradient(node, 0);
+  }
+  void on_message(Context&, const Message&) override {}
+  std::size_t state_bytes() const override { return 0; }
+  bool at_start = false, same_as_every_node = true, after_write = false, during_run = false;
+
+private:
+  bool write_in_start_;
+};
+
 } // namespace
 
 TEST_SUITE("engine") {
+  TEST_CASE("Simulator: the common model is the initial model, during the start only") {
+    for (const bool write : {false, true}) {
+      CAPTURE(write);
+      RunPlan plan = plan_run_text(testing::tiny_scenario("{name: dsgd, lr: 0.1}"), "tiny.yaml",
+                                   {"stop={steps: 3}"});
+      auto probe = std::make_unique<CommonModelProbe>(write);
+      const CommonModelProbe& seen = *probe;
+      plan.algorithm = std::move(probe);
+      MemoryTraceSink sink;
+      execute_plan(plan, sink, 2);
+      CHECK(seen.at_start);
+      CHECK(seen.same_as_every_node);
+      CHECK(seen.after_write == !write); // a model written: the nodes may differ
+      CHECK_FALSE(seen.during_run);
+    }
+  }
+
   TEST_CASE("Simulator: identical metrics with 1 and 2 threads (dsgd async, asgd, dsgd sync)") {
     for (const char* alg :
          {"{name: dsgd, mode: async, lr: 0.1, momentum: 0.9}", "{name: asgd, lr: 0.05}",

@@ -2,6 +2,7 @@
 // Gossip protocols on scripted timelines: pairwise averaging keeps the network mean and
 // reaches consensus, local progress is neither lost nor counted twice, deadlock cycles are
 // broken, lattice decode failures are counted.
+#include "gossip_test_util.hpp"
 #include "sim/optimizers/ad_psgd.hpp"
 #include "sim/optimizers/choco_sgd.hpp"
 #include "sim/optimizers/swarm_sgd.hpp"
@@ -241,6 +242,47 @@ TEST_SUITE("gossip") {
       CHECK(spread(ctx) < 1e-2 * spread0);
       const auto m = metrics(a);
       CHECK(m.at("quantization_error") >= 0);
+    }
+  }
+
+  TEST_CASE("Gossip start from the engine's common model: the same run as from each model") {
+    // CHOCO-SGD's initial estimates and sums built once per weight pattern (a star: the hub's
+    // and the leaves'), and asynchronous gossip's initial copies, from the common model the
+    // engine offers at a run's start, against the same models read one by one.
+    for (const std::string algorithm : {"choco-sgd", "dsgdm"}) {
+      CAPTURE(algorithm);
+      const Topology t = topology("star", 6);
+      std::vector<Vec> finals;
+      for (const bool offered : {true, false}) {
+        ScriptedContext ctx(t, kDim, 9, kRandomTimes);
+        Rng rng(5);
+        Vec x0(static_cast<Eigen::Index>(kDim));
+        for (float& v : x0)
+          v = static_cast<float>(rng.normal());
+        for (int i = 0; i < ctx.num_nodes(); ++i)
+          as_vec(ctx.params(i)) = x0;
+        ctx.gradient = [](int node, std::span<const float> x, std::span<float> g) {
+          for (std::size_t e = 0; e < g.size(); ++e)
+            g[e] = x[e] - static_cast<float>(node); // pulls node i towards i
+        };
+        ctx.offer_common_model = offered;
+        const std::unique_ptr<Algorithm> a =
+            algorithm == "choco-sgd"
+                ? std::unique_ptr<Algorithm>(std::make_unique<ChocoSgd>(
+                      yaml("{lr: 0.1, gamma: 0.3, compressor: {kind: topk, ratio: 0.34}}"),
+                      AlgorithmSetup{6, kDim, &t}))
+                : testing::make_algorithm("dsgdm", testing::setup_for(t, kDim),
+                                          {{"lr", "0.1"}, {"mode", "async"}});
+        ctx.run_for(*a, 0.5);
+        REQUIRE(ctx.gradient_steps > 20);
+        Vec all(static_cast<Eigen::Index>(6 * kDim));
+        for (int i = 0; i < 6; ++i)
+          all.segment(static_cast<Eigen::Index>(i * kDim), static_cast<Eigen::Index>(kDim)) =
+              as_vec(ctx.params_view(i));
+        finals.push_back(all);
+      }
+      CHECK(finals[0] == finals[1]);
+      CHECK(finals[0] != Vec::Zero(static_cast<Eigen::Index>(6 * kDim)));
     }
   }
 

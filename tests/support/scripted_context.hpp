@@ -100,6 +100,14 @@ public:
   std::span<const float> params_view(int node) const override {
     return {models_.col(node).data(), dim_};
   }
+  // With offer_common_model (a test that made every model the same), node 0's model until
+  // the algorithm's start returns, as the engine offers its initial model.
+  std::span<const float> common_model() const override {
+    if (!offer_common_model)
+      return {};
+    return {models_.col(0).data(), dim_};
+  }
+  bool offer_common_model = false;
   bool computing(int node) const override { return computing_[idx(node)]; }
   void start_gradient(int node, std::int64_t tag) override {
     DTSIM_ASSERT(!computing_[idx(node)], "start_gradient() of a computing node");
@@ -165,6 +173,7 @@ private:
     algorithm_ = &algorithm;
     step_limit_ = step_limit;
     algorithm.start(*this);
+    offer_common_model = false;
     while (!queue_.empty() && queue_.next_time() <= until) {
       const Event e = queue_.pop();
       now_ = e.time;
