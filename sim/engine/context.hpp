@@ -34,9 +34,9 @@ public:
   virtual std::span<float> params(int node) = 0; // requires !computing(node)
   virtual std::span<const float> params_view(int node) const = 0;
   // The one model every node holds, while they all still hold the model the run started from
-  // (an algorithm's start, before it writes one): state built from the initial models once
-  // instead of n times, and on a resident backend without bringing the n models to the host.
-  // Empty where the nodes may differ, or the engine cannot say.
+  // (an algorithm's start, before it writes a model or starts a gradient): state built from
+  // the initial models once instead of n times, and on a resident backend without bringing
+  // the n models to the host. Empty where the nodes may differ, or the engine cannot say.
   virtual std::span<const float> common_model() const { return {}; }
   virtual bool computing(int node) const = 0;
   // The average of the node models, summed in node order (the default evaluation model);

@@ -222,6 +222,7 @@ void Simulator::push_work(SimTime t, EventKind kind, int node, int peer, std::in
 
 void Simulator::start_gradient(int node, std::int64_t tag) {
   DTSIM_ASSERT(!computing(node), "start_gradient() for a node that is computing");
+  common_model_ = {}; // its task, or the batch it joins, may write models
   if (timing_only()) {
     start_timing_gradient(node, tag);
     return;

@@ -183,7 +183,8 @@ private:
   mutable std::uint64_t pulled_model_writes_ = 0; // resident_->model_writes() at the pull
   mutable std::int64_t model_pulls_ = 0;          // every node model to the host, each time
   // The initial model, during the algorithm's start until it writes a model (params() here;
-  // on a resident backend a step on a model row moves its model_writes() past the mark).
+  // on a resident backend a step on a model row moves its model_writes() past the mark) or
+  // starts a gradient (whose task or batch may write models).
   std::span<const float> common_model_;
   std::uint64_t common_model_writes_ = 0;
   std::int64_t backend_evaluated_models_ = 0; // models the gradients' backend scored

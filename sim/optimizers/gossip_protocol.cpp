@@ -184,7 +184,7 @@ void GossipProtocol::start(Context& ctx) {
       if (resident_)
         resident_->copy_model_to_message(j, initial[index(j)].id());
       else
-        as_vec(initial[index(j)].data()) = as_vec(ctx.params_view(j));
+        as_vec(initial[index(j)].data()) = common ? first : as_vec(ctx.params_view(j));
     }
     for (int i = 0; i < ctx.num_nodes(); ++i) {
       const auto nb = topology_.neighbors(i);

@@ -314,6 +314,11 @@ TEST_SUITE("engine") {
         {"{name: choco-sgd, lr: 0.1, momentum: 0.9, compressor: {kind: topk, ratio: 0.25}}",
          {},
          true},
+        // A star: the hub's and the leaves' initial sums differ (two weight patterns, one of
+        // a single node), each written to its nodes from the common initial model.
+        {"{name: choco-sgd, lr: 0.05, gamma: 0.3, compressor: {kind: topk, ratio: 0.25}}",
+         {"topology.kind=star"},
+         true},
         {"{name: choco-sgd, lr: 0.1, order: combine_then_adapt, "
          "compressor: {kind: randomk, ratio: 0.3}}",
          {},

@@ -51,6 +51,7 @@ public:
     after_write = !ctx.common_model().empty();
     for (int i = 0; i < ctx.num_nodes(); ++i)
       ctx.start_gradient(i, 0);
+    after_gradient_started = !ctx.common_model().empty();
   }
   void on_gradient(Context& ctx, int node, const GradientResult&) override {
     during_run = during_run || !ctx.common_model().empty();
@@ -58,7 +59,8 @@ public:
   }
   void on_message(Context&, const Message&) override {}
   std::size_t state_bytes() const override { return 0; }
-  bool at_start = false, same_as_every_node = true, after_write = false, during_run = false;
+  bool at_start = false, same_as_every_node = true, after_write = false,
+       after_gradient_started = true, during_run = false;
 
 private:
   bool write_in_start_;
@@ -79,7 +81,8 @@ TEST_SUITE("engine") {
       execute_plan(plan, sink, 2);
       CHECK(seen.at_start);
       CHECK(seen.same_as_every_node);
-      CHECK(seen.after_write == !write); // a model written: the nodes may differ
+      CHECK(seen.after_write == !write);        // a model written: the nodes may differ
+      CHECK_FALSE(seen.after_gradient_started); // its task may write one
       CHECK_FALSE(seen.during_run);
     }
   }

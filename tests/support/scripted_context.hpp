@@ -95,13 +95,15 @@ public:
   const Topology& topology() const override { return topology_; }
   std::span<float> params(int node) override {
     DTSIM_ASSERT(!computing_[idx(node)], "params() of a computing node");
+    offer_common_model = false; // as the engine: the caller may write it
     return {models_.col(node).data(), dim_};
   }
   std::span<const float> params_view(int node) const override {
     return {models_.col(node).data(), dim_};
   }
   // With offer_common_model (a test that made every model the same), node 0's model until
-  // the algorithm's start returns, as the engine offers its initial model.
+  // the algorithm's start returns, writes a model or starts a gradient, as the engine offers
+  // its initial model.
   std::span<const float> common_model() const override {
     if (!offer_common_model)
       return {};
@@ -111,6 +113,7 @@ public:
   bool computing(int node) const override { return computing_[idx(node)]; }
   void start_gradient(int node, std::int64_t tag) override {
     DTSIM_ASSERT(!computing_[idx(node)], "start_gradient() of a computing node");
+    offer_common_model = false; // its hooks run now, on the model
     const std::span<float> x{models_.col(node).data(), dim_};
     algorithm_->before_gradient(node, x);
     if (steps_started_[idx(node)] == step_limit_)
