@@ -263,7 +263,7 @@ fi
 # Per-node evaluations on cuda-resident (the stability protocol's kind of run: every node's
 # accuracy on held-out test examples) with the baseline binary and this one in turn: LeNet at
 # 256 nodes, half an epoch, three evaluations of 1,000 examples (twice each); ResNet-20 at
-# 32 nodes, a tenth of an epoch, two evaluations of 200 examples (once each); the LeNet run
+# 32 nodes, a tenth of an epoch, two evaluations of 200 examples (four times each); the LeNet run
 # on backend cuda (once each). Each run's wall time, evaluation time and model pulls from its
 # trace.
 if want eval; then
@@ -276,8 +276,11 @@ if want eval; then
   # LeNet's on backend cuda: the node models on the host, scored there before a740ee8 and
   # on the device (uploaded) since.
   hosted_eval=("${lenet_eval[@]}" --set model.backend=cuda)
+  # ResNet-20 four times each (docs/cuda.md's fifth-lease figures: mean ± sample std of 4).
   for run in "lenet $baseline" "lenet $build" "lenet $baseline" "lenet $build" \
-    "resnet $baseline" "resnet $build" "hosted $baseline" "hosted $build"; do
+    "resnet $baseline" "resnet $build" "resnet $baseline" "resnet $build" \
+    "resnet $baseline" "resnet $build" "resnet $baseline" "resnet $build" \
+    "hosted $baseline" "hosted $build"; do
     set -- $run
     [ -x "$2/apps/dtsim" ] || continue
     declare -n scenario="${1}_eval"

@@ -520,24 +520,25 @@ void Simulator::evaluate_node_models() {
   node_views_.clear();
   for (int i = 0; i < nodes_; ++i)
     node_views_.push_back(params_view(i));
-  if (parts_.batched && parts_.batched->evaluate_models(node_views_, evaluator_->features(count),
-                                                        evaluator_->labels(count), node_results_)) {
-    backend_evaluated_models_ += nodes_;
-    return;
-  }
-  evaluator_->evaluate_many(node_views_, count, node_results_);
+  if (!backend_evaluates(node_views_, count, node_results_))
+    evaluator_->evaluate_many(node_views_, count, node_results_);
 }
 
 EvalResult Simulator::evaluate_averaged_model() {
   const std::span<const float> model[] = {{eval_model_.data(), dim_}};
-  const std::size_t count = evaluator_->count();
   EvalResult r;
-  if (parts_.batched && parts_.batched->evaluate_models(model, evaluator_->features(count),
-                                                        evaluator_->labels(count), {&r, 1})) {
-    ++backend_evaluated_models_;
-    return r;
-  }
-  return evaluator_->evaluate(model[0]);
+  if (!backend_evaluates(model, evaluator_->count(), {&r, 1}))
+    r = evaluator_->evaluate(model[0]);
+  return r;
+}
+
+bool Simulator::backend_evaluates(std::span<const std::span<const float>> models, std::size_t count,
+                                  std::span<EvalResult> out) {
+  if (!parts_.batched || !parts_.batched->evaluate_models(models, evaluator_->features(count),
+                                                          evaluator_->labels(count), out))
+    return false;
+  backend_evaluated_models_ += static_cast<std::int64_t>(models.size());
+  return true;
 }
 
 double Simulator::consensus_of_models() {

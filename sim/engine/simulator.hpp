@@ -244,6 +244,10 @@ private:
   // The averaged model's loss and accuracy on the test examples (eval.test_samples), on the
   // gradients' backend where it can (a device), else on the host.
   EvalResult evaluate_averaged_model();
+  // Host models scored on the first `count` test examples by the gradients' backend (a
+  // device), counted in backend_evaluated_models_; false where it does not.
+  bool backend_evaluates(std::span<const std::span<const float>> models, std::size_t count,
+                         std::span<EvalResult> out);
   // Engine thread, before node's task starts: whether it runs on a working copy.
   bool run_on_working_copy(int node);
   std::unique_ptr<EpochProbe> probe_; // eval.per_epoch only
