@@ -9,6 +9,7 @@
 #include "cuda/device_resident_store.cuh"
 #include "cuda/job_groups.hpp"
 #include "cuda/resident_fit.hpp"
+#include "cuda/resident_phase_timer.cuh"
 
 #include <algorithm>
 #include <chrono>
@@ -112,7 +113,9 @@ public:
           if (mix_forward_ && mixed_forward_fills(jobs.size(), net_.first_layer_outputs(),
                                                   sm_count_, mix_min_blocks_per_sm_))
             offer = net_.first_layer_weights();
+        phases_.batch_started(stream_.stream);
         store_->run_mixes(jobs, offer);
+        phases_.mixing_queued(stream_.stream);
       });
     try {
       for_each_job_chunk(
@@ -138,7 +141,12 @@ public:
     return mix_forward_ ? "first layer's mixing in its forward pass turned on" : "";
   }
 
-  TransferStats transfers() const override { return bus_; }
+  // With the resident phases that completed, waiting for the last steps (the run's end).
+  TransferStats transfers() const override {
+    TransferStats sums = bus_;
+    phases_.harvest(sums, true);
+    return sums;
+  }
   std::string device_name() const override { return name_; }
   ResidentVectors* resident() override { return store_.get(); }
 
@@ -210,14 +218,16 @@ public:
     if (!resident_jobs(jobs))
       return;
     guarded([&] {
+      phases_.steps_started(stream_.stream);
       if (deferred_ && store_->steps_queued_for(jobs)) {
         const FirstLayerPlan plan = deferred_->plan;
         deferred_.reset();
         store_->run_steps(jobs, &plan);
-        return;
+      } else {
+        settle_deferred();
+        store_->run_steps(jobs);
       }
-      settle_deferred();
-      store_->run_steps(jobs);
+      phases_.steps_queued(stream_.stream);
     });
   }
 
@@ -230,6 +240,7 @@ public:
     losses_in_flight_ = false;
     guarded([&] { check(cudaEventSynchronize(marks_[3].event), "cudaEventSynchronize"); });
     take_losses(jobs, jobs.size());
+    phases_.harvest(bus_, false);
   }
 
 private:
@@ -613,7 +624,8 @@ private:
   static constexpr std::size_t kStagingPieces = 8;
   static constexpr std::size_t kStagingBytes = std::size_t{2} << 30; // per direction
   CudaEvent marks_[4]; // before the upload, after it, after the kernels, after the download
-  bool losses_in_flight_ = false; // run_resident left a whole batch's losses for collect()
+  mutable ResidentPhaseTimer phases_; // read at the run's end by transfers()
+  bool losses_in_flight_ = false;     // run_resident left a whole batch's losses for collect()
   std::unique_ptr<DeviceResidentStore> store_; // backend cuda-resident only; after stream_
   bool fuse_ = false;                          // kCanFuse, resident, and not turned off
   bool mix_forward_ = false; // kCanFuse, resident, turned on, minibatches of up to 32

@@ -25,9 +25,15 @@ struct DeviceMlpOps {
     const float* train = buf.train;
     const std::uint32_t* idx = buf.idx;
     float* x = buf.x;
-    each_element(
-        stream, count, static_cast<std::size_t>(features) * n,
-        [=] __device__(int b, std::size_t e) { gather_element(train, features, idx, n, x, b, e); });
+    const std::size_t per_node = static_cast<std::size_t>(features) * n;
+    if (gather_by_quads(train, features, x))
+      each_element(stream, count, per_node / kGatherQuad, [=] __device__(int b, std::size_t q) {
+        gather_quad(train, features, idx, n, x, b, q);
+      });
+    else
+      each_element(stream, count, per_node, [=] __device__(int b, std::size_t e) {
+        gather_element(train, features, idx, n, x, b, e);
+      });
   }
   void add_bias(float* z, int out, int n, const float* params, std::size_t num_params,
                 std::size_t bias_offset, bool relu, int count) const {

@@ -31,9 +31,16 @@ struct HostMlpOps {
     }
   }
   static void gather(const MlpBatchBuffers& buf, int features, int n, int count) {
-    for (int b = 0; b < count; ++b)
-      for (std::size_t e = 0; e < static_cast<std::size_t>(features) * n; ++e)
-        gather_element(buf.train, features, buf.idx, n, buf.x, b, e);
+    const std::size_t per_node = static_cast<std::size_t>(features) * n;
+    const bool quads = gather_by_quads(buf.train, features, buf.x);
+    for (int b = 0; b < count; ++b) {
+      if (quads)
+        for (std::size_t q = 0; q < per_node / kGatherQuad; ++q)
+          gather_quad(buf.train, features, buf.idx, n, buf.x, b, q);
+      else
+        for (std::size_t e = 0; e < per_node; ++e)
+          gather_element(buf.train, features, buf.idx, n, buf.x, b, e);
+    }
   }
   static void add_bias(float* z, int out, int n, const float* params, std::size_t num_params,
                        std::size_t bias_offset, bool relu, int count) {

@@ -31,6 +31,12 @@ struct TransferStats {
   double compute_seconds = 0.0;
   double download_seconds = 0.0;
   double staging_seconds = 0.0;
+  // A resident device batch's other phases, timed by the device's events: the mixing before
+  // the pass, the local steps after it, and the device's idle wait between one batch's steps
+  // and the next batch's first work (the time it waited for the host).
+  double mixing_seconds = 0.0;
+  double steps_seconds = 0.0;
+  double idle_seconds = 0.0;
 };
 
 // Computes a batch of jobs at once: the engine hands it every gradient started since the

@@ -809,6 +809,9 @@ RunSummary Simulator::summary() const {
          {"device_compute_wall_seconds", bus.compute_seconds},
          {"device_download_wall_seconds", bus.download_seconds},
          {"device_staging_wall_seconds", bus.staging_seconds},
+         {"device_mixing_wall_seconds", bus.mixing_seconds},
+         {"device_steps_wall_seconds", bus.steps_seconds},
+         {"device_idle_wall_seconds", bus.idle_seconds},
          {"resident_vectors", resident_ ? 1.0 : 0.0},
          {"resident_model_pulls", static_cast<double>(model_pulls_)},
          {"backend_evaluated_models", static_cast<double>(backend_evaluated_models_)}});

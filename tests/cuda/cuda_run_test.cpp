@@ -145,6 +145,18 @@ TEST_SUITE("cuda") {
                        gpu.number_attributes.at("gradient_steps");
     MESSAGE("cuda-resident bus per node-step: " << bus << " bytes");
     CHECK(bus < 0.5e6);
+    // The stream's phases, timed by its events, are disjoint stretches of one stream: each
+    // measured, together within the wall time; the CPU has none.
+    const auto& a = gpu.number_attributes;
+    CHECK(a.at("device_mixing_wall_seconds") > 0);
+    CHECK(a.at("device_steps_wall_seconds") > 0);
+    CHECK(a.at("device_idle_wall_seconds") >= 0);
+    CHECK(a.at("device_mixing_wall_seconds") + a.at("device_upload_wall_seconds") +
+              a.at("device_compute_wall_seconds") + a.at("device_download_wall_seconds") +
+              a.at("device_steps_wall_seconds") + a.at("device_idle_wall_seconds") <=
+          a.at("wall_seconds"));
+    for (const char* phase : {"mixing", "steps", "idle"})
+      CHECK(cpu.number_attributes.at(std::string("device_") + phase + "_wall_seconds") == 0);
     // Without per-node accuracies an evaluation's mean and consensus distance are computed
     // on the device (cuda_resident_test.cpp checks them): the models never come to the host.
     const std::string eval = "--set stop.epochs=1 --set 'eval={every_s: 4.0}'";
