@@ -144,7 +144,7 @@ public:
   // With the resident phases that completed, waiting for the last steps (the run's end).
   TransferStats transfers() const override {
     TransferStats sums = bus_;
-    phases_.harvest(sums, true);
+    set_phases(sums, phases_.harvest(true));
     return sums;
   }
   std::string device_name() const override { return name_; }
@@ -240,13 +240,19 @@ public:
     losses_in_flight_ = false;
     guarded([&] { check(cudaEventSynchronize(marks_[3].event), "cudaEventSynchronize"); });
     take_losses(jobs, jobs.size());
-    phases_.harvest(bus_, false);
+    set_phases(bus_, phases_.harvest(false));
   }
 
 private:
   static constexpr bool kCanFuse = requires(const Network& net) {
     net.first_layer(BatchCommon{}, nullptr, 1, 0, true);
   };
+
+  static void set_phases(TransferStats& bus, ResidentPhaseTimer::Seconds t) {
+    bus.mixing_seconds = t.mixing;
+    bus.steps_seconds = t.steps;
+    bus.idle_seconds = t.idle;
+  }
 
   // The first-layer weight gradient a resident pass left for a fused step, computed now
   // instead (on the stream: the local steps or a pairwise method's step read it after).
