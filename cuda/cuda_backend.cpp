@@ -13,12 +13,20 @@
 namespace dtsim::cuda {
 namespace {
 
-// The first layer's mixing fused into its forward product (FirstLayerFusion::mixing) is
+// The first layer's mixing fused into its forward product (MlpFusion::mixing) is
 // off until a GPU has measured it; DTSIM_CUDA_MIXED_FORWARD=1 turns it on for such a
 // measurement (the trace's gradient_backend then says so).
 bool mixed_forward_requested() {
   const char* v = std::getenv("DTSIM_CUDA_MIXED_FORWARD");
   return v != nullptr && std::string_view(v) == "1";
+}
+
+// The first two layers' weight gradients fused into the local steps (MlpFusion::step_layers);
+// DTSIM_CUDA_FUSED_LAYERS=1 keeps the first alone, as before 2026-11-27, for a measurement
+// of the second's fusion against it on one binary (the trace's gradient_backend says so).
+int fused_step_layers() {
+  const char* v = std::getenv("DTSIM_CUDA_FUSED_LAYERS");
+  return v != nullptr && std::string_view(v) == "1" ? 1 : MlpFusion{}.step_layers;
 }
 
 class CudaGradients final : public BatchedGradients {
@@ -69,8 +77,9 @@ std::unique_ptr<BatchedGradients> make_gradients(const Model& model, const Datas
                                         static_cast<std::size_t>(train.features.size())};
   std::unique_ptr<DeviceGradients> device;
   if (const auto* mlp = dynamic_cast<const Mlp*>(&model))
-    device = make_device_mlp(mlp_widths(*mlp), features, train.labels, batch_size, 65535, resident,
-                             {.steps = true, .mixing = mixed_forward_requested()});
+    device = make_device_mlp(
+        mlp_widths(*mlp), features, train.labels, batch_size, 65535, resident,
+        {.steps = true, .step_layers = fused_step_layers(), .mixing = mixed_forward_requested()});
   else if (const auto* cnn = dynamic_cast<const Cnn*>(&model))
     device =
         make_device_cnn(cnn_batch_shape(*cnn), features, train.labels, batch_size, 65535, resident);

@@ -26,12 +26,12 @@ namespace {
 // node for minibatches of up to n examples) and run(blas, stream, common, scratch, count, n).
 template <class Network> class DeviceBatchRunner final : public DeviceGradients {
 public:
-  // fusion: what a network with a first_layer() (the MLP) fuses with a resident batch's
-  // first layer: its weight gradient into the local steps (finish()), a plain mixing into its
-  // forward product (compute()).
+  // fusion: what a network with fused_layers() (the MLP) fuses with a resident batch's
+  // layers: the first one or two layers' weight gradients into the local steps (finish()), a
+  // plain mixing into the first layer's forward product (compute()).
   DeviceBatchRunner(Network network, std::span<const float> train_features,
                     std::span<const std::int32_t> train_labels, int batch_size,
-                    int max_nodes_per_batch, ResidentSize resident, FirstLayerFusion fusion = {})
+                    int max_nodes_per_batch, ResidentSize resident, MlpFusion fusion = {})
       : net_(std::move(network)), batch_size_(batch_size), blas_(stream_.stream) {
     if (batch_size < 1 || max_nodes_per_batch < 1 || train_labels.empty() ||
         train_features.size() % train_labels.size() != 0)
@@ -77,7 +77,8 @@ public:
       store_ = std::make_unique<DeviceResidentStore>(resident.nodes, net_.num_params(),
                                                      stream_.stream, bus_);
       if constexpr (kCanFuse) {
-        fuse_ = fusion.steps;
+        fuse_layers_ =
+            fusion.steps ? std::clamp(fusion.step_layers, 0, net_.deferrable_layers()) : 0;
         mix_forward_ = fusion.mixing && batch_size <= kMixedExamples;
         mix_min_blocks_per_sm_ = fusion.mixing_min_blocks_per_sm;
         store_->on_gradient_read([this] { settle_deferred(); });
@@ -138,7 +139,11 @@ public:
   // Turned on, not necessarily run: a batch takes it where its mixing is the plain one
   // (DeviceResidentStore::run_mixes) and it is one chunk of at most 32 examples a node.
   std::string kernel_notes() const override {
-    return mix_forward_ ? "first layer's mixing in its forward pass turned on" : "";
+    std::string notes = mix_forward_ ? "first layer's mixing in its forward pass turned on" : "";
+    if constexpr (kCanFuse)
+      if (store_ && fuse_layers_ == 1 && net_.deferrable_layers() > 1)
+        notes += (notes.empty() ? "" : "; ") + std::string("the first layer's steps alone fused");
+    return notes;
   }
 
   // With the resident phases that completed, waiting for the last steps (the run's end). A
@@ -225,9 +230,9 @@ public:
     guarded([&] {
       phases_.steps_started(stream_.stream);
       if (deferred_ && store_->steps_queued_for(jobs)) {
-        const FirstLayerPlan plan = deferred_->plan;
+        const FusedLayers layers = deferred_->layers;
         deferred_.reset();
-        store_->run_steps(jobs, &plan);
+        store_->run_steps(jobs, &layers);
       } else {
         settle_deferred();
         store_->run_steps(jobs);
@@ -250,7 +255,7 @@ public:
 
 private:
   static constexpr bool kCanFuse = requires(const Network& net) {
-    net.first_layer(BatchCommon{}, nullptr, 1, 0, true);
+    net.fused_layers(BatchCommon{}, nullptr, 1, 0, true, 1);
   };
 
   static void set_phases(TransferStats& bus, ResidentPhaseTimer::Seconds t) {
@@ -259,17 +264,18 @@ private:
     bus.idle_seconds = t.idle;
   }
 
-  // The first-layer weight gradient a resident pass left for a fused step, computed now
-  // instead (on the stream: the local steps or a pairwise method's step read it after).
+  // The weight gradients a resident pass left for fused steps, computed now instead (on the
+  // stream: the local steps or a pairwise method's step read them after).
   void settle_deferred() {
     if constexpr (kCanFuse) {
       if (!deferred_)
         return;
       const Deferred d = *deferred_;
       deferred_.reset();
-      net_.first_weight_gradient(blas_.blas, stream_.stream, d.common, scratch_pointers_.data(),
-                                 d.count, d.plan.n, d.plan.x != nullptr);
-      check(cudaGetLastError(), "kernel launch (first-layer weight gradients)");
+      const FusedLayerPlan& first = d.layers.plan[0];
+      net_.deferred_weight_gradients(blas_.blas, stream_.stream, d.common, scratch_pointers_.data(),
+                                     d.count, first.n, first.x != nullptr, d.layers.count);
+      check(cudaGetLastError(), "kernel launch (deferred weight gradients)");
     }
   }
 
@@ -463,20 +469,20 @@ private:
     bus_.host_to_device_bytes += static_cast<std::int64_t>(nodes * n * sizeof(std::uint32_t));
     const BatchCommon common{train_.data, labels_.data,      rows.params, rows.grads,
                              idx_.data,   column_loss_.data, loss_.data};
-    // The whole batch in one chunk, on the nodes' own rows: its first-layer weight gradient
-    // can wait for the local steps (finish), whose plans the hooks make after this pass, and
-    // the first layer's mixing that run_mixes left can join the forward product.
+    // The whole batch in one chunk, on the nodes' own rows: its first layers' weight
+    // gradients can wait for the local steps (finish), whose plans the hooks make after this
+    // pass, and the first layer's mixing that run_mixes left can join the forward product.
     if constexpr (kCanFuse) {
-      const bool defer = fuse_ && store_->can_fuse() && whole;
+      const int defer = store_->can_fuse() && whole ? fuse_layers_ : 0;
       const bool forward_done = store_->first_layer_left(); // whole, n <= 32: above
       if (forward_done)
         store_->run_mixed_forward(net_.mixed_forward(
             train_.data, idx_.data, scratch_pointers_.data(), n, jobs[job_ids[0]].node));
       net_.run(blas_.blas, s, common, scratch_pointers_.data(), count, n, defer, forward_done);
-      if (defer)
+      if (defer > 0)
         deferred_ = Deferred{common, count,
-                             net_.first_layer(common, scratch_pointers_.data(), n,
-                                              jobs[job_ids[0]].node, !forward_done)};
+                             net_.fused_layers(common, scratch_pointers_.data(), n,
+                                               jobs[job_ids[0]].node, !forward_done, defer)};
     } else {
       net_.run(blas_.blas, s, common, scratch_pointers_.data(), count, n);
     }
@@ -638,16 +644,16 @@ private:
   mutable ResidentPhaseTimer phases_; // read at the run's end by transfers()
   bool losses_in_flight_ = false;     // run_resident left a whole batch's losses for collect()
   std::unique_ptr<DeviceResidentStore> store_; // backend cuda-resident only; after stream_
-  bool fuse_ = false;                          // kCanFuse, resident, and not turned off
+  int fuse_layers_ = 0;      // kCanFuse and resident: the layers a pass leaves for fused steps
   bool mix_forward_ = false; // kCanFuse, resident, turned on, minibatches of up to 32
   int sm_count_ = 1;
-  int mix_min_blocks_per_sm_ = 0; // FirstLayerFusion's: fewer blocks per SM mix apart
+  int mix_min_blocks_per_sm_ = 0; // MlpFusion's: fewer blocks per SM mix apart
   struct Deferred {
     BatchCommon common;
     int count = 0;
-    FirstLayerPlan plan;
+    FusedLayers layers;
   };
-  std::optional<Deferred> deferred_; // a pass's first-layer weight gradient, not yet computed
+  std::optional<Deferred> deferred_; // a pass's first layers' weight gradients, not yet computed
   // The evaluations' (evaluate_resident's, evaluate_models'): the examples (kept for the
   // run: which host set they are) and a chunk's buffers, eval_bytes_: on cuda-resident an
   // eighth of the usable memory the resident vectors and the training set leave (the training

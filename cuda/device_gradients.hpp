@@ -64,10 +64,14 @@ public:
 // std::runtime_error naming the CUDA call that failed.
 //
 // What a resident MLP's synchronous batch (one chunk of every job, on the nodes' own rows)
-// fuses with its first layer; the tests compare each with the unfused kernels.
-struct FirstLayerFusion {
-  // The weight gradient into the local steps (fused_first_layer.hpp).
+// fuses with its layers; the tests compare each with the unfused kernels.
+struct MlpFusion {
+  // The weight gradients of the first step_layers layers (1 or 2, as many as the network
+  // has) into the local steps (fused_layer_step.hpp). The backend takes 1 where the
+  // environment has DTSIM_CUDA_FUSED_LAYERS=1: the second layer's fusion, built without a GPU,
+  // against the first alone on one binary.
   bool steps = true;
+  int step_layers = 2;
   // A plain gossip mixing into the forward product, for minibatches of up to 32
   // (mixed_first_layer.hpp). Off by default until a GPU has measured it: the backend turns
   // it on where the environment has DTSIM_CUDA_MIXED_FORWARD=1.
@@ -83,8 +87,7 @@ std::unique_ptr<DeviceGradients> make_device_mlp(std::vector<int> widths,
                                                  std::span<const float> train_features,
                                                  std::span<const std::int32_t> train_labels,
                                                  int batch_size, int max_nodes_per_batch = 65535,
-                                                 ResidentSize resident = {},
-                                                 FirstLayerFusion fusion = {});
+                                                 ResidentSize resident = {}, MlpFusion fusion = {});
 // The models::Cnn network, LeNet among them (cnn_batch_shape.hpp gives its shape).
 std::unique_ptr<DeviceGradients> make_device_cnn(CnnBatchShape shape,
                                                  std::span<const float> train_features,

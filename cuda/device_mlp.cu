@@ -23,29 +23,37 @@ struct MlpNetwork {
     return floats;
   }
   void run(cublasHandle_t blas, cudaStream_t stream, const BatchCommon& c, float* const* scratch,
-           int count, int n, bool defer_first_weights = false,
-           bool first_forward_done = false) const {
+           int count, int n, int deferred_layers = 0, bool first_forward_done = false) const {
     DeviceMlpOps ops{blas, stream};
-    run_mlp_batch(ops, shape, buffers(c, scratch), count, n, defer_first_weights,
-                  first_forward_done);
+    run_mlp_batch(ops, shape, buffers(c, scratch), count, n, deferred_layers, first_forward_done);
   }
-  // A pass run with defer_first_weights: its first layer's weight gradient after all
-  // (DeviceBatchRunner, where the local steps cannot take it fused; the minibatch gathered
-  // first where the pass did not), or where the fused step finds what it needs (the same
-  // buffers, until their next pass; the minibatch by index where it was not gathered).
-  void first_weight_gradient(cublasHandle_t blas, cudaStream_t stream, const BatchCommon& c,
-                             float* const* scratch, int count, int n, bool gathered) const {
+  // The layers whose weight gradient a pass can leave for the local steps (run_mlp_batch).
+  int deferrable_layers() const { return cuda::deferrable_layers(shape); }
+  // A pass run with `layers` deferred: their weight gradients after all (DeviceBatchRunner,
+  // where the local steps cannot take them fused; the minibatch gathered first where the
+  // pass did not), or where the fused steps find what they need (the same buffers, until
+  // their next pass; the minibatch by index where it was not gathered).
+  void deferred_weight_gradients(cublasHandle_t blas, cudaStream_t stream, const BatchCommon& c,
+                                 float* const* scratch, int count, int n, bool gathered,
+                                 int layers) const {
     DeviceMlpOps ops{blas, stream};
     const MlpBatchBuffers buf = buffers(c, scratch);
-    if (!gathered)
+    if (!gathered && layers > 0)
       ops.gather(buf, shape.features, n, count);
-    ops.gemm(weight_gradient_gemm(shape, buf, 0, count, n));
+    for (int l = 0; l < layers; ++l)
+      ops.gemm(weight_gradient_gemm(shape, buf, static_cast<std::size_t>(l), count, n));
   }
-  FirstLayerPlan first_layer(const BatchCommon& c, float* const* scratch, int n, int first_node,
-                             bool gathered) const {
-    const BatchLayer& L = shape.layers.front();
-    return {scratch[1], gathered ? scratch[0] : nullptr, L.out, L.in, n, first_node, c.train,
-            c.idx};
+  FusedLayers fused_layers(const BatchCommon& c, float* const* scratch, int n, int first_node,
+                           bool gathered, int layers) const {
+    const MlpBatchBuffers buf = buffers(c, scratch);
+    FusedLayers f;
+    for (int l = 0; l < layers; ++l) {
+      const BatchLayer& L = shape.layers[static_cast<std::size_t>(l)];
+      const float* x = l == 0 ? (gathered ? buf.x : nullptr) : buf.act[l - 1];
+      f.plan[l] = {buf.delta[l % 2], x, L.out, L.in, n, first_node, c.train, c.idx, L.offset};
+    }
+    f.count = layers;
+    return f;
   }
   // The first layer's W (at the start of a row), and its mixed forward product's plan: the
   // pre-activations into the first layer's activations (scratch[3]), where run() with
@@ -91,7 +99,7 @@ std::unique_ptr<DeviceGradients> make_device_mlp(std::vector<int> widths,
                                                  std::span<const float> train_features,
                                                  std::span<const std::int32_t> train_labels,
                                                  int batch_size, int max_nodes_per_batch,
-                                                 ResidentSize resident, FirstLayerFusion fusion) {
+                                                 ResidentSize resident, MlpFusion fusion) {
   if (widths.size() < 2 ||
       train_features.size() != static_cast<std::size_t>(widths.front()) * train_labels.size())
     throw std::invalid_argument("device MLP: widths do not match the training set");

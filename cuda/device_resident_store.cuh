@@ -11,7 +11,7 @@
 #include "cuda/device_choco.cuh"
 #include "cuda/device_codec.cuh"
 #include "cuda/device_memory.cuh"
-#include "cuda/fused_first_layer.hpp"
+#include "cuda/fused_layer_step.hpp"
 #include "cuda/mixed_first_layer.hpp"
 #include "cuda/resident_math.hpp"
 #include "cuda/staged_plan.cuh"
@@ -68,11 +68,11 @@ void launch_sum_op(cudaStream_t stream, ResidentVectors::VectorOp op, double* su
   check(cudaGetLastError(), "kernel launch (resident sum step)");
 }
 
-// The first-layer weights' fused local step (fused_first_layer.hpp): block x a tile of
-// step entry first_entry + y's weights.
-__global__ void fused_first_layer_kernel(StepBatch s, FirstLayerPlan f, float* grads,
-                                         const float* models, float* momenta, std::size_t P,
-                                         int first_entry) {
+// A layer's weights' fused local step (fused_layer_step.hpp): block x a tile of step entry
+// first_entry + y's weights.
+__global__ void fused_layer_step_kernel(StepBatch s, FusedLayerPlan f, float* grads,
+                                        const float* models, float* momenta, std::size_t P,
+                                        int first_entry) {
   __shared__ float s_dz[kFusedShared], s_x[kFusedShared];
   const int b = first_entry + static_cast<int>(blockIdx.y);
   const int t = static_cast<int>(threadIdx.x);
@@ -598,10 +598,10 @@ public:
   // (the next batch, a pull of the models) is queued behind it on the stream, and the next
   // batch synchronizes before these plans' pinned arrays are written again. The engine's
   // work until the next batch overlaps with the kernel. With `fused` (every job's step
-  // queued, steps_queued_for), the first layer's weights take their gradient from the pass's
-  // buffers (fused_first_layer.hpp), not from the gradient rows, which keep there what was
+  // queued, steps_queued_for), its layers' weights take their gradient from the pass's
+  // buffers (fused_layer_step.hpp), not from the gradient rows, which keep there what was
   // in them before (combine-then-adapt's direction u is written as always).
-  void run_steps(std::span<const GradientJob> jobs, const FirstLayerPlan* fused = nullptr) {
+  void run_steps(std::span<const GradientJob> jobs, const FusedLayers* fused = nullptr) {
     std::size_t count = 0;
     for (const GradientJob& job : jobs)
       count += steps_[static_cast<std::size_t>(job.node)].queued ? 1 : 0;
@@ -676,24 +676,35 @@ public:
       check(cudaGetLastError(), "kernel launch (resident rule steps)");
       return;
     }
-    std::size_t first = 0; // the elements the tiles below step: [first, P)
-    if (fused) {
-      const FirstLayerPlan f = *fused;
+    const int layers = fused ? fused->count : 0;
+    for (int l = 0; l < layers; ++l) {
+      const FusedLayerPlan f = fused->plan[l];
       for (std::size_t at = 0; at < count; at += kMaxGridY) {
         const auto slice = static_cast<unsigned>(std::min(kMaxGridY, count - at));
-        fused_first_layer_kernel<<<dim3(static_cast<unsigned>(fused_tiles(f)), slice),
-                                   kFusedThreads, 0, stream_>>>(batch, f, grads, models, momenta, P,
-                                                                static_cast<int>(at));
+        fused_layer_step_kernel<<<dim3(static_cast<unsigned>(fused_tiles(f)), slice), kFusedThreads,
+                                  0, stream_>>>(batch, f, grads, models, momenta, P,
+                                                static_cast<int>(at));
       }
-      check(cudaGetLastError(), "kernel launch (resident fused first-layer steps)");
-      first = static_cast<std::size_t>(f.out) * static_cast<std::size_t>(f.in);
-      first_layer_unwritten_ = first_layer_unwritten_ || !rule_.combine_then_adapt;
+      check(cudaGetLastError(), "kernel launch (resident fused layer steps)");
+      fused_rows_unwritten_ = fused_rows_unwritten_ || !rule_.combine_then_adapt;
     }
-    each_tile<kTile>(stream_, static_cast<int>(count), P - first,
-                     [=] __device__(int b, std::size_t e0, std::size_t stride) {
-                       local_step_tile<kTile>(batch, grads, models, momenta, P, b, first + e0,
-                                              stride);
-                     });
+    // The rest of each row as plain step tiles (collected first: a device lambda cannot be
+    // made inside another lambda).
+    std::size_t ranges[3][2]; // at most one stretch before, between and after two layers
+    int count_ranges = 0;
+    for_each_unfused_range(fused, P, [&](std::size_t from, std::size_t to) {
+      ranges[count_ranges][0] = from;
+      ranges[count_ranges][1] = to;
+      ++count_ranges;
+    });
+    for (int k = 0; k < count_ranges; ++k) {
+      const std::size_t from = ranges[k][0], to = ranges[k][1];
+      each_tile<kTile>(stream_, static_cast<int>(count), to - from,
+                       [=] __device__(int b, std::size_t e0, std::size_t stride) {
+                         local_step_tile<kTile>(batch, grads, models, momenta, P, b, from + e0,
+                                                stride, to);
+                       });
+    }
     check(cudaGetLastError(), "kernel launch (resident local steps)");
   }
 
@@ -734,13 +745,13 @@ private:
       // only from here, never from the hooks, which run in parallel.
       if (settle_gradients_)
         settle_gradients_();
-      // A fused step with a rule that sends messages leaves the first layer's gradient off
+      // A fused step with a rule that sends messages leaves the fused layers' gradient off
       // the row (combine-then-adapt writes its direction u there, as always); no such
-      // method reads a gradient row, and were one to, it would read a stale first layer:
-      // refused for the rest of the run (the flag is never cleared).
-      if (first_layer_unwritten_)
+      // method reads a gradient row, and were one to, it would read stale layers: refused
+      // for the rest of the run (the flag is never cleared).
+      if (fused_rows_unwritten_)
         throw std::logic_error("resident gradient read after a fused local step that kept "
-                               "the first layer's gradient off its row");
+                               "its layers' gradient off the row");
       return grads_.data + row;
     case VectorRef::Kind::live:
       live_.resize(nodes_ * P_, "cudaMalloc (resident live models)");
@@ -831,7 +842,7 @@ private:
   std::vector<Step> steps_;
   LocalUpdateRule rule_;
   std::function<void()> settle_gradients_;
-  bool first_layer_unwritten_ = false; // a fused step kept a first layer's gradient off its row
+  bool fused_rows_unwritten_ = false; // a fused step kept its layers' gradient off the row
   StagedPlan<int> mix_node_, mix_first_, chunk_node_, step_node_;
   StagedPlan<int> mix_refresh_; // a quasi-global rule with a refresh period: refresh after it
   StagedPlan<const float*> mix_self_, mix_in_;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 namespace dtsim::cuda {
@@ -269,19 +270,27 @@ inline StridedGemm weight_gradient_gemm(const MlpBatchShape& shape, const MlpBat
 // softmax_xent(logits, classes, n, buffers, dlogits, count), mean_loss(buffers, n, count),
 // bias_gradient(dz, out, n, grads, num_params, bias_offset, count) and
 // relu_backward(a, d, total). Gradients of the mean loss go to buf.grads, losses to buf.loss.
-// With defer_first_weights the first layer's weight gradient is left out (its rows of
-// buf.grads untouched): buf.x and buf.delta[0] then hold what it needs
-// (weight_gradient_gemm(shape, buf, 0, ...), or the fused local step of
-// fused_first_layer.hpp) until the buffers' next pass. With first_forward_done the first
+// The first `deferred_layers` layers' weight gradients (at most kDeferrableLayers) are left
+// out (their rows of buf.grads untouched): layer l's input (buf.x, or buf.act[l - 1]) and
+// its delta buf.delta[l % 2], the last thing the pass writes there, then hold what it needs
+// (weight_gradient_gemm(shape, buf, l, ...), or the fused local step of
+// fused_layer_step.hpp) until the buffers' next pass. With first_forward_done the first
 // layer's product W x is already in buf.act[0] (mixed_first_layer.hpp's kernel wrote it, from
-// the minibatch read by index), and with defer_first_weights as well nothing reads the
+// the minibatch read by index), and with the first layer deferred as well nothing reads the
 // minibatch here: it is not gathered into buf.x (the fused step reads it by index).
+constexpr int kDeferrableLayers = 2;
+inline int deferrable_layers(const MlpBatchShape& shape) {
+  const auto layers = static_cast<int>(shape.layers.size());
+  return layers < kDeferrableLayers ? layers : kDeferrableLayers;
+}
 template <class Ops>
 void run_mlp_batch(Ops& ops, const MlpBatchShape& shape, const MlpBatchBuffers& buf, int count,
-                   int n, bool defer_first_weights = false, bool first_forward_done = false) {
+                   int n, int deferred_layers = 0, bool first_forward_done = false) {
   const auto P = static_cast<long long>(shape.num_params);
   const std::size_t last = shape.layers.size() - 1;
-  if (!first_forward_done || !defer_first_weights)
+  if (deferred_layers < 0 || deferred_layers > deferrable_layers(shape))
+    throw std::invalid_argument("MLP pass: more deferred weight gradients than it can leave");
+  if (!first_forward_done || deferred_layers == 0)
     ops.gather(buf, shape.features, n, count);
   const float* input = buf.x;
   for (std::size_t l = 0; l <= last; ++l) {
@@ -301,7 +310,7 @@ void run_mlp_batch(Ops& ops, const MlpBatchShape& shape, const MlpBatchBuffers& 
     const BatchLayer& L = shape.layers[l];
     const float* in = l == 0 ? buf.x : buf.act[l - 1];
     const float* dz = buf.delta[l % 2];
-    if (l > 0 || !defer_first_weights)
+    if (static_cast<int>(l) >= deferred_layers)
       ops.gemm(weight_gradient_gemm(shape, buf, l, count, n));
     ops.bias_gradient(dz, L.out, n, buf.grads, shape.num_params, L.bias_offset(), count);
     if (l > 0) {

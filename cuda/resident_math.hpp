@@ -253,7 +253,7 @@ struct StepBatch {
 // momentum m_old: writes the momentum (m, when there is one and the rule stores it), the
 // combine-then-adapt direction into the gradient's slot (g_slot) and the message (out, which
 // may be null only for combine-then-adapt's kNoMessage). Shared by the step's tiles and by
-// the first layer's fused step (fused_first_layer.hpp), so both write the same expressions.
+// the first layer's fused step (fused_layer_step.hpp), so both write the same expressions.
 DTSIM_HD inline void local_step_element(const StepBatch& s, float lr, float g, float x, float m_old,
                                         float* g_slot, float* m, float* out) {
   if (s.combine_then_adapt) {
@@ -311,17 +311,21 @@ DTSIM_HD inline StepRows step_rows(const StepBatch& s, float* grads, const float
 // overlap, so a store between two elements' loads would keep the next element's loads
 // waiting for it (one element's loads in flight per thread, not J's). Nsight Compute put
 // the interleaved kernel at 2.50 ms per 1,024-node round and 57% of the H100's DRAM
-// bandwidth, this one at 1.61 ms and 89% (runs 10 and 11 of docs/cuda.md).
+// bandwidth, this one at 1.61 ms and 89% (runs 10 and 11 of docs/cuda.md). Elements from
+// `end` on (P by default) are left alone: a stretch of the row between layers whose steps a
+// fused kernel takes (fused_layer_step.hpp).
 template <int J>
 DTSIM_HD inline void local_step_tile(const StepBatch& s, float* grads, const float* models,
                                      float* momenta, std::size_t P, int b, std::size_t e0,
-                                     std::size_t stride) {
+                                     std::size_t stride, std::size_t end = ~std::size_t{0}) {
   const StepRows r = step_rows(s, grads, models, momenta, P, b);
+  if (end > P)
+    end = P;
   float g[J], x[J], m_old[J];
   DTSIM_UNROLL
   for (int j = 0; j < J; ++j) {
     const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
-    const bool in_row = e < P;
+    const bool in_row = e < end;
     g[j] = in_row ? r.g[e] : 0.0f;
     x[j] = in_row ? r.x[e] : 0.0f;
     m_old[j] = in_row && r.m ? r.m[e] : 0.0f;
@@ -329,7 +333,7 @@ DTSIM_HD inline void local_step_tile(const StepBatch& s, float* grads, const flo
   DTSIM_UNROLL
   for (int j = 0; j < J; ++j) {
     const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
-    if (e >= P)
+    if (e >= end)
       break;
     local_step_element(s, r.lr, g[j], x[j], m_old[j], r.g + e, r.m ? r.m + e : nullptr,
                        r.out ? r.out + e : nullptr);

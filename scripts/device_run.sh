@@ -23,7 +23,9 @@
 # 'mixed' the goal row with this binary's first-layer mixing in the forward pass off and on
 # (DTSIM_CUDA_MIXED_FORWARD=0 / 1) in turn, three times (bench/goal_row.py --pair
 # mixed0,mixed1), then on at 1.6 M steps, off and on at 256 nodes, and 3 rounds' kernels
-# with it on under Nsight Compute; 'differential' runs 24 random small scenarios (every
+# with it on under Nsight Compute; 'fused' the goal row with the first layer's steps alone
+# fused and with the first two layers' (DTSIM_CUDA_FUSED_LAYERS=1 / 2) in turn, three times
+# (bench/goal_row.py --pair fused1,fused2); 'differential' runs 24 random small scenarios (every
 # built-in algorithm and compressor, tests/app/backend_differential.py) on cpu-resident and
 # cuda-resident and keeps, under $OUT/differential, those whose final loss or accuracy
 # differ by more than 5% or 3 points, or that end otherwise, and, where the bundle has the
@@ -168,6 +170,18 @@ if want ab; then
   else
     echo "=== no dtsim-baseline in the bundle (device_bundle.sh's BASELINE)"
   fi
+fi
+# The second layer's weight gradient fused into the local steps too (fused_layer_step.hpp),
+# against the first layer's alone in the same binary, A B, B A, A B as 'ab'.
+if want fused; then
+  for r in 1 2 3; do
+    order=(1 2)
+    [ $((r % 2)) -eq 1 ] || order=(2 1)
+    for m in "${order[@]}"; do
+      step 60 "goal row, commit: fused$m, run $r" env DTSIM_CUDA_FUSED_LAYERS=$m \
+        BACKENDS="cuda-resident" CUDA_NODE_STEPS=400000 bench/backend_bench.sh "$build" 1024
+    done
+  done
 fi
 # The first layer's mixing in the forward pass (mixed_first_layer.hpp), off and on in the
 # same binary, A B, B A, A B as 'ab'.

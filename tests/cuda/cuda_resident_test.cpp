@@ -29,8 +29,9 @@ using namespace dtsim;
 
 namespace {
 
-// The first-layer fusion tests' network and data: a first layer of 70 x 100 weights (the
-// kernels' 64-wide tiles and 32-input loads cut at both edges), 5 nodes, minibatches of n.
+// The layer fusion tests' network and data: a first layer of 70 x 100 weights (the kernels'
+// 64-wide tiles and 32-input loads cut at both edges), a second of 6 x 70, 5 nodes,
+// minibatches of n.
 struct FirstLayerProblem {
   std::vector<int> widths{100, 70, 6};
   Mlp model{100, {70}, 6};
@@ -213,7 +214,7 @@ TEST_SUITE("cuda") {
     }
   }
 
-  TEST_CASE("CUDA: a resident MLP's fused first-layer steps equal the unfused and the CPU's") {
+  TEST_CASE("CUDA: a resident MLP's fused layer steps equal the unfused and the CPU's") {
     if (const std::string why = cuda::unavailable_reason(); !why.empty()) {
       MESSAGE("SKIPPED: " << why);
       return;
@@ -221,8 +222,12 @@ TEST_SUITE("cuda") {
     // Minibatches of 40 examples: two loads of the fused kernel's shared memory.
     const FirstLayerProblem problem(40);
     const auto& [widths, model, nodes, n, p, P, train] = problem;
+    // Both layers' steps fused (the default: the plain tiles then take the first layer's
+    // bias, between the two, and the second's), the first layer's alone, none.
     const auto fused =
         cuda::make_device_mlp(widths, train, p.labels, n, 65535, nodes, {.steps = true});
+    const auto first_alone = cuda::make_device_mlp(widths, train, p.labels, n, 65535, nodes,
+                                                   {.steps = true, .step_layers = 1});
     const auto unfused =
         cuda::make_device_mlp(widths, train, p.labels, n, 65535, nodes, {.steps = false});
     const float lr = 0.1f;
@@ -253,7 +258,7 @@ TEST_SUITE("cuda") {
                                 {all.data() + static_cast<std::size_t>(i) * P, P});
       return all;
     };
-    for (auto* device : {fused.get(), unfused.get()}) {
+    for (auto* device : {fused.get(), first_alone.get(), unfused.get()}) {
       device->resident()->set_local_update(rule);
       device->resident()->push_models(p.params);
     }
@@ -262,8 +267,10 @@ TEST_SUITE("cuda") {
     // the other; both against the CPU model's gradient and LocalUpdate's first step
     // (m = g + wd x from a zero momentum, message = x - lr m).
     round(*fused, nodes);
+    round(*first_alone, nodes);
     round(*unfused, nodes);
     const std::vector<float> first_fused = messages(*fused, nodes);
+    const std::vector<float> first_layer_alone = messages(*first_alone, nodes);
     const std::vector<float> first_unfused = messages(*unfused, nodes);
     std::vector<float> expected(static_cast<std::size_t>(nodes) * P);
     const auto ws = model.make_workspace(n);
@@ -276,23 +283,27 @@ TEST_SUITE("cuda") {
       }
     }
     CHECK(close(first_fused, expected) < 1e-6);
+    CHECK(close(first_layer_alone, expected) < 1e-6);
     CHECK(close(first_unfused, expected) < 1e-6);
     CHECK(close(first_fused, first_unfused) < 1e-6);
-    // The fused step ran, and left the first layer's gradient off the rows: a read of one is
+    // The fused steps ran, and left the fused layers' gradients off the rows: a read of one is
     // refused.
     std::vector<float> row(P);
     CHECK_THROWS_AS(fused->resident()->read(VectorRef::gradient(0), row), std::logic_error);
+    CHECK_THROWS_AS(first_alone->resident()->read(VectorRef::gradient(0), row), std::logic_error);
 
-    // Round 2, with the momenta of round 1: the same on both devices.
-    round(*fused, nodes);
-    round(*unfused, nodes);
+    // Round 2, with the momenta of round 1: the same on the three devices.
+    for (auto* device : {fused.get(), first_alone.get(), unfused.get()})
+      round(*device, nodes);
     CHECK(close(messages(*fused, nodes), messages(*unfused, nodes)) < 1e-5);
+    CHECK(close(messages(*first_alone, nodes), messages(*unfused, nodes)) < 1e-5);
 
-    // Round 3 with node 4's step not queued: the fusing device computes the first layer's
-    // gradient after all (cuBLAS's, as the other device), then the steps.
-    round(*fused, nodes - 1);
-    round(*unfused, nodes - 1);
+    // Round 3 with node 4's step not queued: the fusing devices compute the left layers'
+    // gradients after all (cuBLAS's, as the other device), then the steps.
+    for (auto* device : {fused.get(), first_alone.get(), unfused.get()})
+      round(*device, nodes - 1);
     CHECK(close(messages(*fused, nodes - 1), messages(*unfused, nodes - 1)) < 1e-5);
+    CHECK(close(messages(*first_alone, nodes - 1), messages(*unfused, nodes - 1)) < 1e-5);
   }
   TEST_CASE("CUDA: a resident MLP's first layer mixed in its forward pass equals the unfused") {
     if (const std::string why = cuda::unavailable_reason(); !why.empty()) {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <doctest/doctest.h>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -22,12 +23,12 @@ using test::Errors;
 
 // widths: inputs, hidden..., classes. `nodes` models and minibatches of `n` examples drawn
 // from `examples` random ones, run by Ops and by the CPU model.
-// With defer_first_weights the pass leaves the first layer's weight gradient out (checked:
-// its rows keep what was there) and it is computed after, as the batch runner does where a
-// fused local step cannot take it.
+// With deferred_layers the pass leaves those first layers' weight gradients out (checked:
+// their rows keep what was there) and they are computed after, as the batch runner does
+// where fused local steps cannot take them: from what the pass left in its buffers.
 template <class Ops = HostMlpOps>
 Errors worst_relative_error(const std::vector<int>& widths, int nodes, int n, int examples,
-                            bool defer_first_weights = false) {
+                            int deferred_layers = 0) {
   const int features = widths.front(), classes = widths.back();
   const std::vector<int> hidden(widths.begin() + 1, widths.end() - 1);
   const Mlp model(features, hidden, classes);
@@ -60,15 +61,18 @@ Errors worst_relative_error(const std::vector<int>& widths, int nodes, int n, in
   buf.column_loss = column_loss.data();
   buf.loss = loss.data();
   Ops ops;
-  run_mlp_batch(ops, shape, buf, nodes, n, defer_first_weights);
-  if (defer_first_weights) {
-    const BatchLayer& first = shape.layers.front();
-    const std::size_t weights = static_cast<std::size_t>(first.out) * first.in;
-    for (std::size_t b = 0; b < N; ++b)
-      CHECK(std::all_of(grads.begin() + b * P, grads.begin() + b * P + weights,
+  run_mlp_batch(ops, shape, buf, nodes, n, deferred_layers);
+  for (int l = 0; l < deferred_layers; ++l) {
+    const BatchLayer& L = shape.layers[static_cast<std::size_t>(l)];
+    const std::size_t weights = static_cast<std::size_t>(L.out) * L.in;
+    for (std::size_t b = 0; b < N; ++b) {
+      const auto w = grads.begin() + static_cast<std::ptrdiff_t>(b * P + L.offset);
+      CHECK(std::all_of(w, w + static_cast<std::ptrdiff_t>(weights),
                         [](float g) { return g == -7.0f; }));
-    ops.gemm(weight_gradient_gemm(shape, buf, 0, nodes, n));
+    }
   }
+  for (int l = 0; l < deferred_layers; ++l)
+    ops.gemm(weight_gradient_gemm(shape, buf, static_cast<std::size_t>(l), nodes, n));
   return test::compare_with_cpu(p, model, grads, loss);
 }
 
@@ -87,9 +91,15 @@ TEST_SUITE("cuda") {
     check_close(worst_relative_error({784, 64, 32, 10}, 3, 16, 200), 1e-4); // image-sized input
   }
 
-  TEST_CASE("CUDA pass on the host executor: the first layer's weight gradient deferred") {
-    check_close(worst_relative_error({12, 5}, 4, 8, 100, true), 1e-5);
-    check_close(worst_relative_error({12, 9, 7, 5}, 5, 8, 100, true), 1e-5);
+  TEST_CASE("CUDA pass on the host executor: the first layers' weight gradients deferred") {
+    check_close(worst_relative_error({12, 5}, 4, 8, 100, 1), 1e-5); // softmax: one layer
+    check_close(worst_relative_error({12, 9, 7, 5}, 5, 8, 100, 1), 1e-5);
+    // The second layer's too: its delta and input survive the rest of the pass.
+    check_close(worst_relative_error({12, 9, 5}, 4, 8, 100, 2), 1e-5);
+    check_close(worst_relative_error({12, 9, 7, 5}, 5, 8, 100, 2), 1e-5);
+    check_close(worst_relative_error({12, 9, 7, 6, 5}, 3, 8, 100, 2), 1e-5);
+    // A softmax has no second layer to leave.
+    CHECK_THROWS_AS(worst_relative_error({12, 5}, 4, 8, 100, 2), std::invalid_argument);
   }
 
   TEST_CASE("CUDA pass on the host executor: a wrong stride or transpose is caught") {

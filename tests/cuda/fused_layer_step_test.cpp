@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
-// The first-layer weights' fused local step (fused_first_layer.hpp), its blocks run thread by
-// thread on the host, against the unfused order: the gradient dz x^T summed per weight in
-// example order, then local_step_element on it. Layer sizes that are not multiples of the
-// 64-wide tiles and more examples than one shared-memory load cover the edges.
-#include "cuda/fused_first_layer.hpp"
+// A layer's weights' fused local step (fused_layer_step.hpp), its blocks run thread by thread
+// on the host, against the unfused order: the gradient dz x^T summed per weight in example
+// order, then local_step_element on it; the layer at the start of a row (the first layer) or
+// inside it (the second). Layer sizes that are not multiples of the 64-wide tiles and more
+// examples than one shared-memory load cover the edges.
+#include "cuda/fused_layer_step.hpp"
 #include "sim/core/rng.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <doctest/doctest.h>
+#include <utility>
 #include <vector>
 
 using namespace dtsim;
@@ -19,8 +21,10 @@ namespace {
 struct Problem {
   static constexpr int kOut = 70, kIn = 150, kExamples = 40; // 2 x 3 tiles, 2 loads
   static constexpr int kNodes = 5, kFirst = 2, kStepped = 3; // nodes 2..4 step
-  static constexpr std::size_t kRest = 37; // the row's floats after the first layer's W
-  static constexpr std::size_t kP = static_cast<std::size_t>(kOut) * kIn + kRest;
+  static constexpr std::size_t kLead = 23; // the row's floats before a second layer's W
+  static constexpr std::size_t kRest = 37; // the row's floats after the layer's W
+  static constexpr std::size_t kP = kLead + static_cast<std::size_t>(kOut) * kIn + kRest;
+  std::size_t offset = 0; // where the layer's W starts: 0 or kLead
   std::vector<float> dz, x, models, momenta, grads, messages;
   Problem() {
     Rng rng = Rng::stream(31, "test", Rng::kNoNode);
@@ -36,12 +40,14 @@ struct Problem {
     fill(grads, kNodes * kP);
     fill(messages, kStepped * kP);
   }
-  FirstLayerPlan plan() const { return {dz.data(), x.data(), kOut, kIn, kExamples, kFirst}; }
+  FusedLayerPlan plan() const {
+    return {dz.data(), x.data(), kOut, kIn, kExamples, kFirst, nullptr, nullptr, offset};
+  }
   // The same minibatches read by index (a pass that did not gather them): the training set
   // holds x's columns in reverse order, and each index names its column there.
   std::vector<float> train;
   std::vector<std::uint32_t> idx;
-  FirstLayerPlan plan_by_index() {
+  FusedLayerPlan plan_by_index() {
     const std::size_t columns = std::size_t{kStepped} * kExamples;
     train.resize(x.size());
     idx.resize(columns);
@@ -51,7 +57,7 @@ struct Problem {
                   train.begin() + static_cast<std::ptrdiff_t>(at * kIn));
       idx[c] = static_cast<std::uint32_t>(at);
     }
-    FirstLayerPlan f = plan();
+    FusedLayerPlan f = plan();
     f.x = nullptr;
     f.train = train.data();
     f.idx = idx.data();
@@ -62,8 +68,9 @@ struct Problem {
 // Runs the steps of nodes 2, 4 and 3 (in that entry order) on p's vectors, fused (reading
 // the minibatches by index, or gathered) or in the unfused order, and returns the vectors
 // after.
-Problem run(StepBatch rule, bool fused, bool by_index = false) {
+Problem run(StepBatch rule, bool fused, bool by_index = false, std::size_t offset = 0) {
   Problem p;
+  p.offset = offset;
   const int node[] = {2, 4, 3};
   float* out[] = {p.messages.data(), p.messages.data() + Problem::kP,
                   rule.combine_then_adapt ? nullptr : p.messages.data() + 2 * Problem::kP};
@@ -71,7 +78,7 @@ Problem run(StepBatch rule, bool fused, bool by_index = false) {
   rule.node = node;
   rule.out = out;
   rule.lr = lr;
-  const FirstLayerPlan f = by_index ? p.plan_by_index() : p.plan();
+  const FusedLayerPlan f = by_index ? p.plan_by_index() : p.plan();
   for (int b = 0; b < Problem::kStepped; ++b) {
     if (fused) {
       for (int tile = 0; tile < fused_tiles(f); ++tile)
@@ -87,7 +94,7 @@ Problem run(StepBatch rule, bool fused, bool by_index = false) {
         for (int k = 0; k < f.n; ++k)
           g += f.dz[(static_cast<std::size_t>(at) * f.n + k) * f.out + o] *
                f.x[(static_cast<std::size_t>(at) * f.n + k) * f.in + i];
-        const std::size_t e = static_cast<std::size_t>(i) * f.out + o;
+        const std::size_t e = f.offset + static_cast<std::size_t>(i) * f.out + o;
         local_step_element(rule, lr[b], g, p.models[row + e], p.momenta[row + e], &p.grads[row + e],
                            rule.momentum != 0 ? &p.momenta[row + e] : nullptr,
                            out[b] ? out[b] + e : nullptr);
@@ -105,9 +112,10 @@ double worst(const std::vector<float>& a, const std::vector<float>& b) {
   return w;
 }
 
-void check_same_steps(const StepBatch& rule) {
-  const Problem fused = run(rule, true), unfused = run(rule, false), before;
-  const Problem by_index = run(rule, true, true);
+void check_same_steps(const StepBatch& rule, std::size_t offset) {
+  const Problem fused = run(rule, true, false, offset), unfused = run(rule, false, false, offset);
+  const Problem before;
+  const Problem by_index = run(rule, true, true, offset);
   // The same sums in the same order: the same bits (this file is built without fused
   // multiply-adds, which a compiler could place differently in the two; on the device the
   // fused kernel's gradient differs from cuBLAS's in rounding, cuda_resident_test.cpp).
@@ -118,12 +126,14 @@ void check_same_steps(const StepBatch& rule) {
   CHECK(by_index.messages == fused.messages);
   CHECK(by_index.momenta == fused.momenta);
   CHECK(by_index.grads == fused.grads);
-  // Something moved, and only the first layer of the stepped nodes' rows: the rest of each
+  // Something moved, and only the layer of the stepped nodes' rows: the rest of each
   // message, and nodes 0 and 1, are as they were.
   CHECK(worst(fused.messages, before.messages) > 1e-3);
+  const std::size_t end = fused.plan().end();
   for (int m = 0; m < Problem::kStepped; ++m)
-    for (std::size_t e = Problem::kP - Problem::kRest; e < Problem::kP; ++e)
-      CHECK(fused.messages[m * Problem::kP + e] == before.messages[m * Problem::kP + e]);
+    for (std::size_t e = 0; e < Problem::kP; ++e)
+      if (e < offset || e >= end)
+        CHECK(fused.messages[m * Problem::kP + e] == before.messages[m * Problem::kP + e]);
   for (std::size_t e = 0; e < 2 * Problem::kP; ++e) {
     CHECK(fused.momenta[e] == before.momenta[e]);
     CHECK(fused.grads[e] == before.grads[e]);
@@ -133,7 +143,7 @@ void check_same_steps(const StepBatch& rule) {
 } // namespace
 
 TEST_SUITE("cuda") {
-  TEST_CASE("fused first-layer steps equal the gradient then the local step") {
+  TEST_CASE("fused layer steps equal the gradient then the local step") {
     StepBatch rule;
     SUBCASE("plain SGD") {}
     SUBCASE("heavy ball with weight decay") {
@@ -152,10 +162,34 @@ TEST_SUITE("cuda") {
       rule.momentum = 0.9f;
       rule.combine_then_adapt = true;
     }
-    check_same_steps(rule);
+    check_same_steps(rule, 0);              // a first layer, at the row's start
+    check_same_steps(rule, Problem::kLead); // a second layer, inside the row
   }
 
-  TEST_CASE("fused first-layer steps: a weight read at the wrong place is caught") {
+  TEST_CASE("fused layer steps: the plain tiles take the rest of each row") {
+    const auto ranges = [](const FusedLayers* f, std::size_t P) {
+      std::vector<std::pair<std::size_t, std::size_t>> r;
+      for_each_unfused_range(f, P,
+                             [&](std::size_t from, std::size_t to) { r.emplace_back(from, to); });
+      return r;
+    };
+    using Ranges = std::vector<std::pair<std::size_t, std::size_t>>;
+    CHECK(ranges(nullptr, 50) == Ranges{{0, 50}});
+    FusedLayers f;
+    f.count = 1;
+    f.plan[0].out = 4;
+    f.plan[0].in = 5; // [0, 20)
+    CHECK(ranges(&f, 50) == Ranges{{20, 50}});
+    CHECK(ranges(&f, 20).empty());
+    f.count = 2;
+    f.plan[1].out = 3;
+    f.plan[1].in = 4;
+    f.plan[1].offset = 24; // [24, 36): the first layer's bias between
+    CHECK(ranges(&f, 50) == Ranges{{20, 24}, {36, 50}});
+    CHECK(ranges(&f, 36) == Ranges{{20, 24}});
+  }
+
+  TEST_CASE("fused layer steps: a weight read at the wrong place is caught") {
     // The comparison above must be able to fail: a plan that reads the minibatch of the
     // wrong node (positions shifted by one) steps with another node's gradient.
     StepBatch rule;
@@ -169,7 +203,7 @@ TEST_SUITE("cuda") {
     rule.node = node;
     rule.out = out;
     rule.lr = lr;
-    FirstLayerPlan shifted = q.plan();
+    FusedLayerPlan shifted = q.plan();
     shifted.first_node = 1; // node 2 (entry 0) reads position 1's delta and minibatch
     for (int tile = 0; tile < fused_tiles(shifted); ++tile)
       fused_block_on_host(rule, shifted, q.grads.data(), q.models.data(), q.momenta.data(),

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
-// The local step of an MLP's first-layer weights fused with their gradient: a block holds a
-// 64 x 64 tile of a node's W (out x in, column-major, at the start of its row), computes the
-// tile's gradient dz x^T from the pass's first-layer delta and minibatch (both still in the
+// The local step of an MLP layer's weights fused with their gradient: a block holds a 64 x
+// 64 tile of a node's W (out x in, column-major, at the layer's offset in its row), computes
+// the tile's gradient dz x^T from the pass's delta and input of that layer (both still in the
 // pass's scratch) and applies the local step to it at once (local_step_element), so that
 // the gradient is never written to memory nor read back: per node-step two vectors of the
-// first layer's 200,704 floats (784-256-128-10) less to move, and cuBLAS's weight-gradient
-// GEMM (43% of the H100's DRAM bandwidth) gone. Per thread as functions here, so that the
-// host tests run the kernel's blocks thread by thread.
+// layer's weights less to move, and cuBLAS's weight-gradient GEMM gone. The first two layers
+// take it (their deltas are the last the pass writes to its two delta buffers): 200,704 and
+// 32,768 of the 784-256-128-10 MLP's 235,146 floats, whose weight-gradient GEMMs each ran at
+// 43% of the H100's DRAM bandwidth (runs 10 and 16 of docs/cuda.md). Per thread as functions
+// here, so that the host tests run the kernel's blocks thread by thread.
 #pragma once
 
 #include "cuda/resident_math.hpp"
@@ -24,12 +26,14 @@ constexpr int kFusedInPerThread = kFusedTile / (kFusedThreads / 32);
 // The shared arrays' floats each: kFusedExamples rows of the tile's 64 outputs or inputs.
 constexpr int kFusedShared = kFusedExamples * kFusedTile;
 
-// Where the pass left the first layer's pieces: chunk position p (node first_node + p) has
-// its delta dz at dz + p * out * n (out x n, column-major: the mean loss's gradient with
-// respect to the layer's pre-activations) and its minibatch at x + p * in * n (in x n), or,
-// where x is null (a pass that did not gather it: mixed_first_layer.hpp), its n indices at
-// idx + p * n into the training set (in x examples, column-major).
-struct FirstLayerPlan {
+// Where the pass left a layer's pieces: chunk position p (node first_node + p) has its delta
+// dz at dz + p * out * n (out x n, column-major: the mean loss's gradient with respect to the
+// layer's pre-activations) and its input at x + p * in * n (in x n: the minibatch for the
+// first layer, the first layer's activations for the second), or, for a first layer whose
+// minibatch the pass did not gather (x null: mixed_first_layer.hpp), its n indices at
+// idx + p * n into the training set (in x examples, column-major). The layer's W starts at
+// `offset` in each node's row.
+struct FusedLayerPlan {
   const float* dz = nullptr;
   const float* x = nullptr;
   int out = 0;
@@ -38,13 +42,38 @@ struct FirstLayerPlan {
   int first_node = 0;
   const float* train = nullptr;
   const std::uint32_t* idx = nullptr;
+  std::size_t offset = 0;
+  // The elements of a row this layer's weights take: [offset, end()).
+  DTSIM_HD std::size_t end() const {
+    return offset + static_cast<std::size_t>(out) * static_cast<std::size_t>(in);
+  }
 };
 
+// The plans of the layers a batch's local steps take fused, first layer first (at most two).
+struct FusedLayers {
+  FusedLayerPlan plan[2];
+  int count = 0;
+};
+
+// f(from, to) for each stretch [from, to) of a row of P floats outside the fused layers'
+// weights (all of it without `fused`), in row order: what the plain step tiles take.
+template <class F> void for_each_unfused_range(const FusedLayers* fused, std::size_t P, F f) {
+  const int layers = fused ? fused->count : 0;
+  std::size_t from = 0;
+  for (int l = 0; l <= layers; ++l) {
+    const std::size_t to = l < layers ? fused->plan[l].offset : P;
+    if (to > from)
+      f(from, to);
+    if (l < layers)
+      from = fused->plan[l].end();
+  }
+}
+
 // Blocks per node: the tiles over W's outputs (fastest) and inputs.
-DTSIM_HD inline int fused_tiles_out(const FirstLayerPlan& f) {
+DTSIM_HD inline int fused_tiles_out(const FusedLayerPlan& f) {
   return (f.out + kFusedTile - 1) / kFusedTile;
 }
-DTSIM_HD inline int fused_tiles(const FirstLayerPlan& f) {
+DTSIM_HD inline int fused_tiles(const FusedLayerPlan& f) {
   return fused_tiles_out(f) * ((f.in + kFusedTile - 1) / kFusedTile);
 }
 
@@ -55,7 +84,7 @@ struct FusedAccumulators {
 
 // Thread t's share of loading examples [k0, k0 + kc) of position p's tile (outputs from
 // o0, inputs from i0) into s_dz[k][c] and s_x[k][c] (zero past the layer's edges).
-DTSIM_HD inline void fused_load(const FirstLayerPlan& f, int p, int o0, int i0, int k0, int kc,
+DTSIM_HD inline void fused_load(const FusedLayerPlan& f, int p, int o0, int i0, int k0, int kc,
                                 int t, float* s_dz, float* s_x) {
   const float* dz = f.dz + static_cast<std::size_t>(p) * f.out * f.n;
   if (f.x) { // the gathered minibatch: example k is its column k
@@ -94,12 +123,12 @@ DTSIM_HD inline void fused_accumulate(int t, const float* s_dz, const float* s_x
 
 // Thread t's outputs of step entry b's tile: the local step of each weight with its
 // accumulated gradient (the model and momentum loaded before anything is stored, as in
-// local_step_tile). The weights are at the start of the node's row of P floats. Loading
+// local_step_tile). The weights are at the plan's offset in the node's row of P floats. Loading
 // the model and momentum before the sums instead, to have them in flight while the sums
 // run, was slower: 1.89 ms per 1,024-node round at 54% of the H100's DRAM bandwidth against
 // 1.43 ms at 71% (runs 15 and 14 of docs/cuda.md; the registers they hold cost more than
 // the latency they hide).
-DTSIM_HD inline void fused_step(const StepBatch& s, const FirstLayerPlan& f, float* grads,
+DTSIM_HD inline void fused_step(const StepBatch& s, const FusedLayerPlan& f, float* grads,
                                 const float* models, float* momenta, std::size_t P, int b, int o0,
                                 int i0, int t, const FusedAccumulators& a) {
   const StepRows r = step_rows(s, grads, models, momenta, P, b);
@@ -107,7 +136,7 @@ DTSIM_HD inline void fused_step(const StepBatch& s, const FirstLayerPlan& f, flo
   // Weight (jo, ji) of the thread: its element e of the row, and whether it is in the layer.
   const auto weight = [&](int jo, int ji, std::size_t& e) {
     const int o = o0 + lane + 32 * jo, i = first_in + ji;
-    e = static_cast<std::size_t>(i) * f.out + o;
+    e = f.offset + static_cast<std::size_t>(i) * f.out + o;
     return o < f.out && i < f.in;
   };
   float x[kFusedOutPerThread][kFusedInPerThread], m_old[kFusedOutPerThread][kFusedInPerThread];
@@ -134,8 +163,8 @@ DTSIM_HD inline void fused_step(const StepBatch& s, const FirstLayerPlan& f, flo
 }
 
 // Block `tile` of step entry b, thread by thread (the host's run of the device kernel,
-// device_resident_store.cuh's fused_first_layer_kernel, for the tests).
-inline void fused_block_on_host(const StepBatch& s, const FirstLayerPlan& f, float* grads,
+// device_resident_store.cuh's fused_layer_step_kernel, for the tests).
+inline void fused_block_on_host(const StepBatch& s, const FusedLayerPlan& f, float* grads,
                                 const float* models, float* momenta, std::size_t P, int b,
                                 int tile) {
   const int tiles_out = fused_tiles_out(f);
