@@ -3,11 +3,11 @@
 // the queued mixing, the local steps, and the stream's time between one batch's steps and
 // the next batch's first work, which is the time the device waited for the host (the
 // engine's events, the hooks, the next batch's plans) plus whatever else was queued between
-// (an evaluation, a pairwise method's steps: none in a synchronous round's steady state). With the pass's own marks (upload,
-// compute, download) these say whether a round is bound by the device's kernels or by the
-// host. The marks' kind is a parameter so that the host tests drive the bookkeeping with
-// marks of their own (tests/cuda/phase_timer_test.cpp); the device's are CUDA events
-// (resident_phase_timer.cuh).
+// (an evaluation, a pairwise method's steps: none in a synchronous round's steady state). With the
+// pass's own marks (upload, compute, download) these say whether a round is bound by the device's
+// kernels or by the host. The marks' kind is a parameter so that the host tests drive the
+// bookkeeping with marks of their own (tests/cuda/phase_timer_test.cpp); the device's are CUDA
+// events (resident_phase_timer.cuh).
 #pragma once
 
 #include <utility>
