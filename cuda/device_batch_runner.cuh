@@ -133,7 +133,10 @@ public:
       throw;
     }
     if (resident) // a mixing the chunks did not take (none ran): before anything reads a model
-      guarded([&] { store_->settle_first_layer_mix(); });
+      guarded([&] {
+        store_->settle_first_layer_mix();
+        phases_.pass_queued(stream_.stream);
+      });
   }
 
   // Turned on, not necessarily run: a batch takes it where its mixing is the plain one
@@ -222,19 +225,21 @@ public:
       return false;
     }
   }
-  // The batch's queued local steps; with the first layer's weight gradient left for them
-  // (run_resident), fused with it when every job's step is queued, else after it.
+  // The batch's queued local steps; with the first layers' weight gradients left for them
+  // (run_resident), fused with them when every job's step is queued, else after them (their
+  // GEMMs before the steps' phase starts).
   void finish(std::span<GradientJob> jobs) override {
     if (!resident_jobs(jobs))
       return;
     guarded([&] {
-      phases_.steps_started(stream_.stream);
       if (deferred_ && store_->steps_queued_for(jobs)) {
         const FusedLayers layers = deferred_->layers;
         deferred_.reset();
+        phases_.steps_started(stream_.stream);
         store_->run_steps(jobs, &layers);
       } else {
         settle_deferred();
+        phases_.steps_started(stream_.stream);
         store_->run_steps(jobs);
       }
       phases_.steps_queued(stream_.stream);

@@ -45,15 +45,7 @@ struct MlpNetwork {
   }
   FusedLayers fused_layers(const BatchCommon& c, float* const* scratch, int n, int first_node,
                            bool gathered, int layers) const {
-    const MlpBatchBuffers buf = buffers(c, scratch);
-    FusedLayers f;
-    for (int l = 0; l < layers; ++l) {
-      const BatchLayer& L = shape.layers[static_cast<std::size_t>(l)];
-      const float* x = l == 0 ? (gathered ? buf.x : nullptr) : buf.act[l - 1];
-      f.plan[l] = {buf.delta[l % 2], x, L.out, L.in, n, first_node, c.train, c.idx, L.offset};
-    }
-    f.count = layers;
-    return f;
+    return fused_layer_plans(shape, buffers(c, scratch), n, first_node, gathered, layers);
   }
   // The first layer's W (at the start of a row), and its mixed forward product's plan: the
   // pre-activations into the first layer's activations (scratch[3]), where run() with

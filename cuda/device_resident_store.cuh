@@ -163,7 +163,7 @@ public:
     codec_->take_decode_failures(per_node);
     return true;
   }
-  // Whether the batch runner may fuse a first layer's gradient into the local steps: not
+  // Whether the batch runner may fuse layers' weight gradients into the local steps: not
   // with a rule whose step reads rows of its own (LocalUpdateRule::step_reads_rows).
   bool can_fuse() const { return !rule_.step_reads_rows(); }
   void mix_into_model(int node, std::uint32_t self_id, float self_w,
@@ -583,14 +583,14 @@ public:
   }
 
   // Whether every job's node has a local step queued (the batch runner's condition for
-  // fusing the first layer's weight gradient into the steps).
+  // fusing layers' weight gradients into the steps).
   bool steps_queued_for(std::span<const GradientJob> jobs) const {
     return std::all_of(jobs.begin(), jobs.end(), [this](const GradientJob& job) {
       return steps_[static_cast<std::size_t>(job.node)].queued;
     });
   }
   // Called before anything reads a gradient row (a pairwise method's step, read()): the batch
-  // runner computes a first-layer weight gradient it had left for a fused step.
+  // runner computes the weight gradients it had left for fused steps.
   void on_gradient_read(std::function<void()> settle) { settle_gradients_ = std::move(settle); }
 
   // The local steps queued for the jobs' nodes, after the batch's after_gradient hooks. Left
@@ -690,7 +690,7 @@ public:
     }
     // The rest of each row as plain step tiles (collected first: a device lambda cannot be
     // made inside another lambda).
-    std::size_t ranges[3][2]; // at most one stretch before, between and after two layers
+    std::size_t ranges[kDeferrableLayers + 1][2]; // before, between and after the layers
     int count_ranges = 0;
     for_each_unfused_range(fused, P, [&](std::size_t from, std::size_t to) {
       ranges[count_ranges][0] = from;

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 
 namespace dtsim::cuda {
 
@@ -49,11 +50,36 @@ struct FusedLayerPlan {
   }
 };
 
-// The plans of the layers a batch's local steps take fused, first layer first (at most two).
+// The plans of the layers a batch's local steps take fused, first layer first: at most the
+// layers a pass can leave (run_mlp_batch's kDeferrableLayers).
 struct FusedLayers {
-  FusedLayerPlan plan[2];
+  FusedLayerPlan plan[kDeferrableLayers];
   int count = 0;
 };
+
+// The plans of a pass run with its first `layers` layers' weight gradients deferred
+// (run_mlp_batch): layer l's delta in buf.delta[l % 2] and its input, the minibatch (read by
+// index from the training set where the pass did not gather it) or the layer below's
+// activations, for the chunk whose position 0 is node first_node.
+inline FusedLayers fused_layer_plans(const MlpBatchShape& shape, const MlpBatchBuffers& buf, int n,
+                                     int first_node, bool gathered, int layers) {
+  if (layers < 0 || layers > deferrable_layers(shape))
+    throw std::invalid_argument("fused layer plans: more layers than a pass can leave");
+  FusedLayers f;
+  for (int l = 0; l < layers; ++l) {
+    const BatchLayer& L = shape.layers[static_cast<std::size_t>(l)];
+    FusedLayerPlan& p = f.plan[l];
+    p = {buf.delta[l % 2], l == 0 ? buf.x : buf.act[l - 1], L.out, L.in, n, first_node};
+    p.offset = L.offset;
+    if (l == 0 && !gathered) { // only the first layer's input can be read by index
+      p.x = nullptr;
+      p.train = buf.train;
+      p.idx = buf.idx;
+    }
+  }
+  f.count = layers;
+  return f;
+}
 
 // f(from, to) for each stretch [from, to) of a row of P floats outside the fused layers'
 // weights (all of it without `fused`), in row order: what the plain step tiles take.

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
 // Where a resident batch's device time goes, from marks a stream records as it reaches them:
-// the queued mixing, the local steps, and the stream's time between one batch's steps and
-// the next batch's first work, which is the time the device waited for the host (the
-// engine's events, the hooks, the next batch's plans) plus whatever else was queued between
-// (an evaluation, a pairwise method's steps: none in a synchronous round's steady state). With the
-// pass's own marks (upload, compute, download) these say whether a round is bound by the device's
-// kernels or by the host. The marks' kind is a parameter so that the host tests drive the
-// bookkeeping with marks of their own (tests/cuda/phase_timer_test.cpp); the device's are CUDA
-// events (resident_phase_timer.cuh).
+// the queued mixing, the local steps, and the stream's idle time, where it waited for the
+// host: between the pass (its losses' copy) and the local steps (the after-hooks, finish()'s
+// plans), and between one batch's steps and the next batch's mixing (the engine's events,
+// the before-hooks), the latter with whatever else was queued there (an evaluation, a
+// pairwise method's steps: none in a synchronous round's steady state). Where the stream
+// waits for the host, the mixing also counts the host's making of its plans, and the short
+// staging of the pass's indices between the mixing and the pass counts nowhere. With the
+// pass's own marks (upload, compute, download) these say whether a round is bound by the
+// device's kernels or by the host. The marks' kind is a parameter so that the host tests
+// drive the bookkeeping with marks of their own (tests/cuda/phase_timer_test.cpp); the
+// device's are CUDA events (resident_phase_timer.cuh).
 #pragma once
 
 #include <utility>
@@ -23,6 +26,9 @@ public:
   using Stream = typename Marks::Stream;
 
   explicit PhaseTimer(Marks marks = {}) : marks_(std::move(marks)) {}
+  // Its slots point into each other: never copied or moved.
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
 
   // Before a resident batch's mixing is queued, and after it.
   void batch_started(Stream s) {
@@ -31,6 +37,7 @@ public:
     slot.idle_from = last_steps_end_;
     last_steps_end_ = nullptr;
     slot.mixing_pending = false;
+    slot.pass_done = false;
   }
   void mixing_queued(Stream s) {
     if (current_ < 0)
@@ -38,6 +45,13 @@ public:
     Slot& slot = slots_[current_];
     marks_.record(slot.mixed, s);
     slot.mixing_pending = true;
+  }
+  // After the batch's pass and its losses' copy are queued (compute()'s end).
+  void pass_queued(Stream s) {
+    if (current_ < 0)
+      return;
+    marks_.record(slots_[current_].passed, s);
+    slots_[current_].pass_done = true;
   }
   // Around a batch's local steps (finish()): the steps are left running, so they are read
   // later, once the stream has reached their end.
@@ -62,15 +76,16 @@ public:
   };
   Seconds harvest(bool wait) {
     for (Slot& slot : slots_)
-      harvest(slot, wait, wait);
+      read_slot(slot, wait, wait);
     return sums_;
   }
 
 private:
   struct Slot {
-    Mark begin, mixed, steps_begin, steps_end;
+    Mark begin, mixed, passed, steps_begin, steps_end;
     const Mark* idle_from = nullptr; // the last batch's steps_end, when it had steps
     bool mixing_pending = false;
+    bool pass_done = false; // `passed` recorded for this batch
     bool steps_pending = false;
   };
 
@@ -82,13 +97,13 @@ private:
   Slot& next_slot() {
     const int reused = (current_ + 1) % 2;
     if (current_ >= 0)
-      harvest(slots_[current_], true, false);
-    harvest(slots_[reused], true, true);
+      read_slot(slots_[current_], true, false);
+    read_slot(slots_[reused], true, true);
     current_ = reused;
     return slots_[current_];
   }
 
-  void harvest(Slot& slot, bool wait_mixing, bool wait_steps) {
+  void read_slot(Slot& slot, bool wait_mixing, bool wait_steps) {
     if (slot.mixing_pending && marks_.done(slot.mixed, wait_mixing)) {
       sums_.mixing += marks_.seconds(slot.begin, slot.mixed);
       if (slot.idle_from)
@@ -98,6 +113,8 @@ private:
     }
     if (slot.steps_pending && marks_.done(slot.steps_end, wait_steps)) {
       sums_.steps += marks_.seconds(slot.steps_begin, slot.steps_end);
+      if (slot.pass_done)
+        sums_.idle += marks_.seconds(slot.passed, slot.steps_begin);
       slot.steps_pending = false;
     }
   }

@@ -253,7 +253,7 @@ struct StepBatch {
 // momentum m_old: writes the momentum (m, when there is one and the rule stores it), the
 // combine-then-adapt direction into the gradient's slot (g_slot) and the message (out, which
 // may be null only for combine-then-adapt's kNoMessage). Shared by the step's tiles and by
-// the first layer's fused step (fused_layer_step.hpp), so both write the same expressions.
+// the fused layer steps (fused_layer_step.hpp), so both write the same expressions.
 DTSIM_HD inline void local_step_element(const StepBatch& s, float lr, float g, float x, float m_old,
                                         float* g_slot, float* m, float* out) {
   if (s.combine_then_adapt) {

@@ -32,8 +32,8 @@ struct TransferStats {
   double download_seconds = 0.0;
   double staging_seconds = 0.0;
   // A resident device batch's other phases, timed by the device's events: the mixing before
-  // the pass, the local steps after it, and the device's idle wait between one batch's steps
-  // and the next batch's first work (the time it waited for the host).
+  // the pass, the local steps after it, and the device's idle time between them where it
+  // waited for the host (cuda/phase_timer.hpp says which stretches).
   double mixing_seconds = 0.0;
   double steps_seconds = 0.0;
   double idle_seconds = 0.0;

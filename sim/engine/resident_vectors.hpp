@@ -212,8 +212,8 @@ public:
                                                                          : 0;
     }
     // Whether the local step reads or writes the rule's rows (all but the quasi-global v,
-    // which only the mixing touches): such a step takes the whole gradient, never a fused
-    // first layer's.
+    // which only the mixing touches): such a step takes the whole gradient, never fused
+    // layers' (a device's, cuda/fused_layer_step.hpp).
     bool step_reads_rows() const { return gradient_tracking || d2 || momentum_tracking || choco; }
     // Whether the local step needs a first-step flag (gradient tracking, D², momentum
     // tracking).

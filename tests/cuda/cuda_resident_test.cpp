@@ -33,16 +33,22 @@ namespace {
 // 64-wide tiles and 32-input loads cut at both edges), a second of 6 x 70, 5 nodes,
 // minibatches of n.
 struct FirstLayerProblem {
-  std::vector<int> widths{100, 70, 6};
-  Mlp model{100, {70}, 6};
+  std::vector<int> widths;
+  Mlp model;
   int nodes = 5;
   int n;
   test::RandomProblem p;
   std::size_t P;
   std::span<const float> train;
-  explicit FirstLayerProblem(int examples)
-      : n(examples), p(model, 100, 6, 300, nodes, n), P(model.num_params()),
+  explicit FirstLayerProblem(int examples, const std::vector<int>& hidden = {70})
+      : widths(with_ends(hidden)), model(100, hidden, 6), n(examples),
+        p(model, 100, 6, 300, nodes, n), P(model.num_params()),
         train(p.train.data(), static_cast<std::size_t>(p.train.size())) {}
+  static std::vector<int> with_ends(std::vector<int> hidden) {
+    hidden.insert(hidden.begin(), 100);
+    hidden.push_back(6);
+    return hidden;
+  }
 };
 
 // The largest |a - b| / (1 + |b|).
@@ -219,8 +225,15 @@ TEST_SUITE("cuda") {
       MESSAGE("SKIPPED: " << why);
       return;
     }
-    // Minibatches of 40 examples: two loads of the fused kernel's shared memory.
-    const FirstLayerProblem problem(40);
+    // Minibatches of 40 examples: two loads of the fused kernel's shared memory. One hidden
+    // layer (the second layer is the output layer, its delta the softmax's) or two (the
+    // second's delta from the backward product above it and its ReLU mask).
+    std::vector<int> hidden{70};
+    SUBCASE("one hidden layer") {}
+    SUBCASE("two hidden layers") {
+      hidden = {70, 20};
+    }
+    const FirstLayerProblem problem(40, hidden);
     const auto& [widths, model, nodes, n, p, P, train] = problem;
     // Both layers' steps fused (the default: the plain tiles then take the first layer's
     // bias, between the two, and the second's), the first layer's alone, none.

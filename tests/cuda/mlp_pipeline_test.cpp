@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <doctest/doctest.h>
 #include <stdexcept>
 #include <utility>
@@ -100,6 +101,44 @@ TEST_SUITE("cuda") {
     check_close(worst_relative_error({12, 9, 7, 6, 5}, 3, 8, 100, 2), 1e-5);
     // A softmax has no second layer to leave.
     CHECK_THROWS_AS(worst_relative_error({12, 5}, 4, 8, 100, 2), std::invalid_argument);
+  }
+
+  TEST_CASE("CUDA pass on the host executor: the gather by quads and the bias's index math") {
+    // 8 features a column: quads where the pointers are 16-byte aligned, elements otherwise.
+    constexpr int kFeatures = 8, kExamples = 10, kN = 3, kNodes = 2;
+    alignas(16) float train[kFeatures * kExamples];
+    for (int i = 0; i < kFeatures * kExamples; ++i)
+      train[i] = static_cast<float>(i) * 0.5f - 7.0f;
+    const std::uint32_t idx[kNodes * kN] = {9, 0, 4, 4, 7, 1};
+    alignas(16) float by_quads[kNodes * kFeatures * kN], by_elements[kNodes * kFeatures * kN];
+    REQUIRE(gather_by_quads(train, kFeatures, by_quads));
+    CHECK_FALSE(gather_by_quads(train + 1, kFeatures, by_quads)); // misaligned
+    CHECK_FALSE(gather_by_quads(train, 6, by_quads));             // 6 features: no quads
+    for (int b = 0; b < kNodes; ++b) {
+      for (std::size_t q = 0; q < kFeatures * kN / kGatherQuad; ++q)
+        gather_quad(train, kFeatures, idx, kN, by_quads, b, q);
+      for (std::size_t e = 0; e < kFeatures * kN; ++e)
+        gather_element(train, kFeatures, idx, kN, by_elements, b, e);
+    }
+    for (int b = 0; b < kNodes; ++b)
+      for (int k = 0; k < kN; ++k)
+        for (int f = 0; f < kFeatures; ++f) {
+          const float want = train[idx[b * kN + k] * kFeatures + f];
+          CHECK(by_quads[(b * kN + k) * kFeatures + f] == want);
+          CHECK(by_elements[(b * kN + k) * kFeatures + f] == want);
+        }
+    // The bias of output j = e % out, for every element of two nodes' z (out x n).
+    constexpr int kOut = 5;
+    constexpr std::size_t kParams = 40, kBias = 30;
+    std::vector<float> params(kNodes * kParams), z(kNodes * kOut * kN, 1.0f);
+    for (std::size_t i = 0; i < params.size(); ++i)
+      params[i] = static_cast<float>(i);
+    for (int b = 0; b < kNodes; ++b)
+      for (std::size_t e = 0; e < kOut * kN; ++e)
+        add_bias_element(z.data(), kOut, kN, params.data(), kParams, kBias, false, b, e);
+    for (int b = 0; b < kNodes; ++b)
+      for (std::size_t e = 0; e < kOut * kN; ++e)
+        CHECK(z[b * kOut * kN + e] == 1.0f + params[b * kParams + kBias + e % kOut]);
   }
 
   TEST_CASE("CUDA pass on the host executor: a wrong stride or transpose is caught") {

@@ -43,22 +43,27 @@ struct ScriptedMarks {
   }
 };
 
-// One resident batch: its mixing from `begin` to `mixed`, its steps (when steps_end > 0) from
-// steps_begin to steps_end; the stream then reaches `mixed` and what came before (the host
-// waited for the pass's losses, queued after the mixing).
-void batch(PhaseTimer<ScriptedMarks>& timer, ScriptedStream& s, double begin, double mixed,
-           double steps_begin = 0, double steps_end = 0) {
-  s.at = begin;
+// One resident batch: its mixing from `begin` to `mixed`, its pass queued up to `passed`,
+// its steps (when steps_end > 0) from steps_begin to steps_end; the stream then reaches
+// `mixed` and what came before (the host waited for the pass's losses, queued after the
+// mixing).
+struct Batch {
+  double begin, mixed, passed, steps_begin = 0, steps_end = 0;
+};
+void run(PhaseTimer<ScriptedMarks>& timer, ScriptedStream& s, const Batch& b) {
+  s.at = b.begin;
   timer.batch_started(&s);
-  s.at = mixed;
+  s.at = b.mixed;
   timer.mixing_queued(&s);
-  if (steps_end > 0) {
-    s.at = steps_begin;
+  s.at = b.passed;
+  timer.pass_queued(&s);
+  if (b.steps_end > 0) {
+    s.at = b.steps_begin;
     timer.steps_started(&s);
-    s.at = steps_end;
+    s.at = b.steps_end;
     timer.steps_queued(&s);
   }
-  s.reached = mixed;
+  s.reached = b.mixed;
 }
 
 } // namespace
@@ -68,26 +73,27 @@ TEST_SUITE("cuda") {
     int waits = 0;
     ScriptedStream s;
     PhaseTimer<ScriptedMarks> timer(ScriptedMarks{&waits});
-    batch(timer, s, 0, 1, 3, 5);   // steps 2 s
-    batch(timer, s, 7, 8, 10, 13); // 2 s idle after the first batch's steps
+    run(timer, s, {0, 1, 2, 3, 5});    // steps 2 s, 1 s idle before them (after-hooks)
+    run(timer, s, {7, 8, 10, 10, 13}); // 2 s idle after the first batch's steps
     // Read without waiting: the second batch's steps are still running.
     auto t = timer.harvest(false);
     CHECK(t.mixing == 2);
     CHECK(t.steps == 2);
-    CHECK(t.idle == 2);
+    CHECK(t.idle == 1 + 2);
     CHECK(waits == 0);
     // A third batch reuses the first one's marks: the second batch's idle wait, which ends
     // at the first batch's steps_end, was read before that mark was recorded again.
-    batch(timer, s, 13, 14.5, 16, 17);
-    batch(timer, s, 17.5, 18); // no steps: the next batch has no idle wait to count
-    batch(timer, s, 30, 31, 32, 33);
+    run(timer, s, {13, 14.5, 16, 16, 17});
+    run(timer, s, {17.5, 18, 19}); // no steps: the next batch has no idle wait to count
+    run(timer, s, {30, 31, 32, 32.5, 33});
     CHECK(waits == 0); // every slot reused had been passed by the stream
     t = timer.harvest(false);
     CHECK(t.mixing == 1 + 1 + 1.5 + 0.5 + 1);
-    CHECK(t.idle == 2 + 0 + 0.5);
-    CHECK(t.steps == 2 + 3 + 1); // the last batch's steps are still running
-    t = timer.harvest(true);     // the run's end waits for them
-    CHECK(t.steps == 2 + 3 + 1 + 1);
+    CHECK(t.idle == 1 + 2 + 0 + 0.5 + 0); // the last batch's steps (and wait) still running
+    CHECK(t.steps == 2 + 3 + 1);
+    t = timer.harvest(true); // the run's end waits for them
+    CHECK(t.steps == 2 + 3 + 1 + 0.5);
+    CHECK(t.idle == 1 + 2 + 0 + 0.5 + 0.5);
     CHECK(waits == 1);
   }
 
