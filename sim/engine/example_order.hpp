@@ -73,6 +73,11 @@ public:
                        std::span<const float> /*per_example*/) {}
   // After the algorithm handled node's gradient-ready event.
   virtual void on_gradient_ready(OrderChannel&, int /*node*/) {}
+  // False where on_gradient_ready does nothing: the engine then neither calls nor times it,
+  // which saves two clock reads per node-step (8% of the engine's own work, outside the
+  // gradients and hooks, on a 1,024-node ring: perf, 2026-11-27). True by default, so that an
+  // order added at run time is always called.
+  virtual bool acts_on_gradient_ready() const { return true; }
   virtual void on_message(OrderChannel&, const OrderMessage&) {}
   virtual void on_timer(OrderChannel&, int /*endpoint*/, std::int64_t /*tag*/) {}
 

@@ -31,7 +31,8 @@ ExampleOrder* required_unless_timing(const SimulationParts& parts) {
 Simulator::Simulator(const SimulationParts& parts, EngineConfig config)
     : parts_(parts), config_(std::move(config)), nodes_(parts.topology->size()),
       dim_(parts.timing ? 0 : parts.model->num_params()), order_(required_unless_timing(parts)),
-      channel_(*this), deferred_(static_cast<std::size_t>(nodes_), 0),
+      order_acts_on_gradients_(order_ && order_->acts_on_gradient_ready()), channel_(*this),
+      deferred_(static_cast<std::size_t>(nodes_), 0),
       deferred_since_(static_cast<std::size_t>(nodes_)),
       model_kept_(static_cast<std::size_t>(nodes_), 0),
       tasks_since_read_(static_cast<std::size_t>(nodes_), 0),
@@ -449,7 +450,7 @@ void Simulator::on_gradient_ready(const Event& e) {
   parts_.algorithm->on_gradient(*this, node, result);
   // After the algorithm: its messages (e.g. the gradient to a server) go out on the node's
   // link before the orderer's, as a worker would send what the next step waits for first.
-  if (order_) {
+  if (order_ && order_acts_on_gradients_) {
     const auto t0 = std::chrono::steady_clock::now();
     order_->on_gradient_ready(channel_, node);
     order_engine_wall_s_ +=

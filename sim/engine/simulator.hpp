@@ -206,7 +206,8 @@ private:
     bool busy = false;
   };
   std::vector<TimingGradient> timing_gradients_;
-  ExampleOrder* order_; // null when timing-only
+  ExampleOrder* order_;          // null when timing-only
+  bool order_acts_on_gradients_; // order_->acts_on_gradient_ready(), asked once
   Channel channel_;
   std::vector<char> deferred_; // start_gradient called, waiting for the orderer
   std::vector<SimTime> deferred_since_;

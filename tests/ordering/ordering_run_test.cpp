@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Orderers inside whole runs: determinism across thread counts, CD-GraB's traffic and waits,
 // the per-epoch table, and the scenario keys' errors.
+#include "sim/optimizers/ordering/order_setup.hpp"
+#include "sim/optimizers/ordering/random_order.hpp"
 #include "sim/scenario/run_plan.hpp"
 #include "sim/trace/memory_trace_sink.hpp"
 #include "support/config_error.hpp"
@@ -60,9 +62,55 @@ std::vector<double> node_column(const MemoryTraceSink& s, const std::string& nam
   return {};
 }
 
+// An order added at run time: the random order, counting the engine's on_gradient_ready
+// calls, and saying (acts) whether it takes them.
+class CountingOrder final : public ExampleOrder {
+public:
+  CountingOrder(const OrderSetup& setup, bool acts, std::int64_t& calls)
+      : inner_(setup, true), acts_(acts), calls_(calls) {}
+  std::string describe() const override { return "counting"; }
+  int next_batch(OrderChannel& channel, int node, std::span<std::uint32_t> out) override {
+    return inner_.next_batch(channel, node, out);
+  }
+  void on_gradient_ready(OrderChannel&, int) override { ++calls_; }
+  bool acts_on_gradient_ready() const override { return acts_; }
+  std::span<const std::uint32_t> epoch_order(int node, std::int64_t epoch) const override {
+    return inner_.epoch_order(node, epoch);
+  }
+  std::size_t state_bytes() const override { return inner_.state_bytes(); }
+
+private:
+  RandomOrder inner_;
+  bool acts_;
+  std::int64_t& calls_;
+};
+
 } // namespace
 
 TEST_SUITE("ordering") {
+  TEST_CASE("An order's on_gradient_ready: called at every gradient unless it says it does "
+            "nothing there") {
+    // Static: the registry is the process's and outlives this test.
+    static std::int64_t acting = 0, quiet = 0;
+    acting = quiet = 0;
+    if (!order_registry().find("counting-acting")) {
+      order_registry().add("counting-acting", "test", [](const Params&, const OrderSetup& s) {
+        return std::make_unique<CountingOrder>(s, true, acting);
+      });
+      order_registry().add("counting-quiet", "test", [](const Params&, const OrderSetup& s) {
+        return std::make_unique<CountingOrder>(s, false, quiet);
+      });
+    }
+    const std::string alg = "{name: dsgd, lr: 0.1}";
+    const Outcome a = run(run_scenario(alg, "{kind: counting-acting}"), 1);
+    const Outcome q = run(run_scenario(alg, "{kind: counting-quiet}"), 1);
+    CHECK(a.result.gradient_steps > 0);
+    CHECK(acting == a.result.gradient_steps);
+    CHECK(quiet == 0);
+    // The same run otherwise.
+    testing::check_identical_rows(a.sink.rows(), q.sink.rows());
+  }
+
   TEST_CASE("Ordering runs: identical with 1 and 2 threads (ssgd + cd-grab, dsgd async + grab)") {
     for (const auto& setting : {std::pair<std::string, std::string>{
                                     "{name: ssgd, lr: 0.1, momentum: 0.9}", "{kind: cd-grab}"},

@@ -28,6 +28,7 @@ public:
   std::string describe() const override;
   bool needs_per_example_grads() const override { return true; }
   int next_batch(OrderChannel& channel, int node, std::span<std::uint32_t> out) override;
+  bool acts_on_gradient_ready() const override { return false; }
   void observe(int node, std::span<const std::uint32_t> ids,
                std::span<const float> per_example) override;
   std::span<const std::uint32_t> epoch_order(int node, std::int64_t epoch) const override;

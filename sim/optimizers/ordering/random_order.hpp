@@ -18,6 +18,7 @@ public:
   RandomOrder(const OrderSetup& setup, bool reshuffle);
   std::string describe() const override;
   int next_batch(OrderChannel& channel, int node, std::span<std::uint32_t> out) override;
+  bool acts_on_gradient_ready() const override { return false; }
   std::span<const std::uint32_t> epoch_order(int node, std::int64_t epoch) const override;
   std::size_t state_bytes() const override;
 
