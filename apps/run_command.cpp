@@ -50,7 +50,7 @@ void print_backend_line(const RunResult& r) {
                 100 * b.download_seconds / backend, 100 * b.staging_seconds / backend);
   if (b.mixing_seconds + b.steps_seconds > 0) // a resident device run: its stream's time
     std::printf("\n    of the wall time on the device: mixing %.0f%%, pass %.0f%%, local steps "
-                "%.0f%%, idle between batches %.0f%%",
+                "%.0f%%, idle waiting for the host %.0f%%",
                 100 * b.mixing_seconds / wall, 100 * b.compute_seconds / wall,
                 100 * b.steps_seconds / wall, 100 * b.idle_seconds / wall);
   std::printf("\n");

@@ -17,8 +17,8 @@
 # downloading (device events) and staging (host copies, which overlap the bus: the four
 # shares can add up to more than 100%; docs/trace-schema.md), the shares of the wall
 # time in the algorithm's hooks and in evaluations, and on a resident device the shares of
-# the wall time its stream spent mixing, in the pass, in the local steps and idle between
-# batches (waiting for the host).
+# the wall time its stream spent mixing, in the pass, in the local steps and idle, waiting
+# for the host (cuda/phase_timer.hpp says where).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dtsim="${1:-build/release}/apps/dtsim"
@@ -80,8 +80,8 @@ split = "/".join(f"{100 * p / grad:.0f}" for p in parts) if sum(parts) > 0 else 
 wall = a["wall_seconds"]
 hooks = f"{100 * a['algorithm_task_wall_seconds'] / wall:.0f}" if batched else "-"
 rest = f"{hooks}/{100 * a['eval_wall_seconds'] / wall:.0f}"
-# A resident device run: its stream's mixing, pass, local steps and idle wait between
-# batches (the time it waited for the host), as shares of the wall time.
+# A resident device run: its stream's mixing, pass, local steps and idle time (waiting for
+# the host), as shares of the wall time.
 stream = [a.get(f"device_{p}_wall_seconds", 0.0) for p in ("mixing", "compute", "steps", "idle")]
 device = "/".join(f"{100 * p / wall:.0f}" for p in stream) if stream[0] + stream[2] > 0 else "-"
 print(f"{backend:<12} {n:>6} {int(steps):>8} {whole:>14} {alone:>12} {share:>9} "
