@@ -92,6 +92,19 @@ step() { # step SECONDS TITLE COMMAND...: runs COMMAND under a time limit, timed
   echo "=== $title: exit $?, $((SECONDS - t0)) s"
 }
 want() { [[ " ${PARTS:-tests bench kernels} " == *" $1 "* ]]; }
+# same_binary_pairs NAME VARIABLE A B: the goal row with this binary and VARIABLE=A, then =B,
+# in the order A B, B A, A B (as 'ab'), titled NAME$A / NAME$B for bench/goal_row.py --pair.
+same_binary_pairs() {
+  local name=$1 variable=$2 a=$3 b=$4 r m
+  for r in 1 2 3; do
+    local order=("$a" "$b")
+    [ $((r % 2)) -eq 1 ] || order=("$b" "$a")
+    for m in "${order[@]}"; do
+      step 60 "goal row, commit: $name$m, run $r" env "$variable=$m" \
+        BACKENDS="cuda-resident" CUDA_NODE_STEPS=400000 bench/backend_bench.sh "$build" 1024
+    done
+  done
+}
 export PYTHON=${PYTHON:-python3}
 step 20 "machine" sh -c "nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm \
   --format=csv,noheader; nproc; grep -m1 'model name' /proc/cpuinfo; \
@@ -173,27 +186,11 @@ if want ab; then
 fi
 # The second layer's weight gradient fused into the local steps too (fused_layer_step.hpp),
 # against the first layer's alone in the same binary, A B, B A, A B as 'ab'.
-if want fused; then
-  for r in 1 2 3; do
-    order=(1 2)
-    [ $((r % 2)) -eq 1 ] || order=(2 1)
-    for m in "${order[@]}"; do
-      step 60 "goal row, commit: fused$m, run $r" env DTSIM_CUDA_FUSED_LAYERS=$m \
-        BACKENDS="cuda-resident" CUDA_NODE_STEPS=400000 bench/backend_bench.sh "$build" 1024
-    done
-  done
-fi
+want fused && same_binary_pairs fused DTSIM_CUDA_FUSED_LAYERS 1 2
 # The first layer's mixing in the forward pass (mixed_first_layer.hpp), off and on in the
 # same binary, A B, B A, A B as 'ab'.
 if want mixed; then
-  for r in 1 2 3; do
-    order=(0 1)
-    [ $((r % 2)) -eq 1 ] || order=(1 0)
-    for m in "${order[@]}"; do
-      step 60 "goal row, commit: mixed$m, run $r" env DTSIM_CUDA_MIXED_FORWARD=$m \
-        BACKENDS="cuda-resident" CUDA_NODE_STEPS=400000 bench/backend_bench.sh "$build" 1024
-    done
-  done
+  same_binary_pairs mixed DTSIM_CUDA_MIXED_FORWARD 0 1
   step 120 "goal row, mixed forward, 1.6 M steps" env DTSIM_CUDA_MIXED_FORWARD=1 \
     BACKENDS="cuda-resident" CUDA_NODE_STEPS=1600000 bench/backend_bench.sh "$build" 1024
   # 256 nodes (1,024 blocks: taken; 32 nodes, 128 blocks, are under mixed_forward_fills'

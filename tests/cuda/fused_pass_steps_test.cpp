@@ -7,6 +7,7 @@
 // fused multiply-adds, and the fused sums run in the host GEMM's example order).
 #include "cuda/fused_layer_step.hpp"
 #include "cuda/host_mlp_ops.hpp"
+#include "mlp_pass_buffers.hpp"
 #include "models/mlp.hpp"
 #include "random_problem.hpp"
 
@@ -17,39 +18,6 @@ using namespace dtsim;
 using namespace dtsim::cuda;
 
 namespace {
-
-// The scratch of a pass over `nodes` models (mlp_pipeline_test.cpp's layout).
-struct PassBuffers {
-  std::vector<float> x, delta0, delta1;
-  std::vector<std::vector<float>> act;
-  std::vector<float*> act_pointers;
-  std::vector<double> column_loss, loss;
-  MlpBatchBuffers buf;
-  PassBuffers(const MlpBatchShape& shape, const test::RandomProblem& p, int nodes,
-              std::vector<float>& grads) {
-    const auto N = static_cast<std::size_t>(nodes), n = static_cast<std::size_t>(p.n);
-    x.resize(N * static_cast<std::size_t>(shape.features) * n);
-    for (const BatchLayer& l : shape.layers) {
-      act.emplace_back(N * static_cast<std::size_t>(l.out) * n);
-      act_pointers.push_back(act.back().data());
-    }
-    delta0.resize(N * static_cast<std::size_t>(shape.widest) * n);
-    delta1.resize(delta0.size());
-    column_loss.resize(N * n);
-    loss.resize(N);
-    buf.train = p.train.data();
-    buf.labels = p.labels.data();
-    buf.params = p.params.data();
-    buf.grads = grads.data();
-    buf.idx = p.idx.data();
-    buf.x = x.data();
-    buf.act = act_pointers.data();
-    buf.delta[0] = delta0.data();
-    buf.delta[1] = delta1.data();
-    buf.column_loss = column_loss.data();
-    buf.loss = loss.data();
-  }
-};
 
 // Every node's message after one local step (heavy ball with weight decay, from momenta of
 // 0.1), with the first `fused` layers' gradients taken by the fused kernel, or all from the
@@ -63,7 +31,7 @@ std::vector<float> messages_after_step(const std::vector<int>& widths, int fused
   const std::size_t P = shape.num_params;
   std::vector<float> grads(kNodes * P, -7.0f), momenta(kNodes * P, 0.1f);
   std::vector<float> messages(kNodes * P, 0.0f);
-  PassBuffers b(shape, p, kNodes, grads);
+  test::MlpPassBuffers b(shape, p, kNodes, grads);
   HostMlpOps ops;
   run_mlp_batch(ops, shape, b.buf, kNodes, kExamples, fused);
   const int node[] = {0, 1, 2};

@@ -3,6 +3,7 @@
 // offsets, strides, leading dimensions and transposes given to cuBLAS, and the kernels'
 // math, checked without a GPU.
 #include "cuda/host_mlp_ops.hpp"
+#include "mlp_pass_buffers.hpp"
 #include "models/mlp.hpp"
 #include "random_problem.hpp"
 #include "shared_first_weights.hpp"
@@ -39,28 +40,9 @@ Errors worst_relative_error(const std::vector<int>& widths, int nodes, int n, in
 
   const std::size_t P = shape.num_params;
   const auto N = static_cast<std::size_t>(nodes);
-  const auto n_ = static_cast<std::size_t>(n);
-  std::vector<float> grads(N * P, -7.0f), x(N * features * n_);
-  std::vector<std::vector<float>> act;
-  std::vector<float*> act_pointers;
-  for (const BatchLayer& l : shape.layers) {
-    act.emplace_back(N * l.out * n_);
-    act_pointers.push_back(act.back().data());
-  }
-  std::vector<float> delta0(N * shape.widest * n_), delta1(N * shape.widest * n_);
-  std::vector<double> column_loss(N * n_), loss(N);
-  MlpBatchBuffers buf;
-  buf.train = p.train.data();
-  buf.labels = p.labels.data();
-  buf.params = p.params.data();
-  buf.grads = grads.data();
-  buf.idx = p.idx.data();
-  buf.x = x.data();
-  buf.act = act_pointers.data();
-  buf.delta[0] = delta0.data();
-  buf.delta[1] = delta1.data();
-  buf.column_loss = column_loss.data();
-  buf.loss = loss.data();
+  std::vector<float> grads(N * P, -7.0f);
+  test::MlpPassBuffers pass(shape, p, nodes, grads);
+  const MlpBatchBuffers& buf = pass.buf;
   Ops ops;
   run_mlp_batch(ops, shape, buf, nodes, n, deferred_layers);
   for (int l = 0; l < deferred_layers; ++l) {
@@ -74,7 +56,7 @@ Errors worst_relative_error(const std::vector<int>& widths, int nodes, int n, in
   }
   for (int l = 0; l < deferred_layers; ++l)
     ops.gemm(weight_gradient_gemm(shape, buf, static_cast<std::size_t>(l), nodes, n));
-  return test::compare_with_cpu(p, model, grads, loss);
+  return test::compare_with_cpu(p, model, grads, pass.loss);
 }
 
 void check_close(const Errors& e, double grad_tolerance) {
