@@ -5,6 +5,7 @@
 #include "apps/arg_cursor.hpp"
 #include "apps/commands.hpp"
 #include "apps/output_folder.hpp"
+#include "apps/plot_script.hpp"
 #include "apps/run_collection.hpp"
 #include "apps/shell_quote.hpp"
 #include "sim/core/build_info.hpp"
@@ -65,12 +66,15 @@ ReportArgs parse(const std::vector<std::string>& args) {
   return a;
 }
 
+// The interpreter and script that draw the figures.
+std::string plot_command() {
+  const char* python = std::getenv("DTSIM_PYTHON");
+  return shell_quote(python ? python : "/usr/bin/python3") + " " + shell_quote(plot_script());
+}
+
 // Runs analysis/plot.py with `args`; throws with its exit status on failure.
 void plot(const std::vector<std::string>& args) {
-  const char* python = std::getenv("DTSIM_PYTHON");
-  const char* script = std::getenv("DTSIM_PLOT_PY");
-  std::string cmd = shell_quote(python ? python : "/usr/bin/python3") + " " +
-                    shell_quote(script ? script : DTSIM_SOURCE_DIR "/analysis/plot.py");
+  std::string cmd = plot_command();
   for (const std::string& a : args)
     cmd += ' ' + shell_quote(a); // a char, not "…" + string: GCC 12 -Wrestrict false positive
   cmd += " >/dev/null";
@@ -319,6 +323,8 @@ int report_command(const std::vector<std::string>& args) {
   md << "| report command | `" << report_cmd << "` |\n| report build | dtsim " << b.version
      << ", commit " << b.commit << ", " << b.compiler << ", -march=" << b.march << " (" << b.isa
      << ") |\n";
+  if (has_accuracy)
+    md << "| figures drawn by | `" << plot_command() << "` |\n";
   std::ofstream report(a.output);
   report << md.str();
   if (!report.flush())

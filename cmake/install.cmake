@@ -31,6 +31,11 @@ foreach(dir sim models cuda topologies data analysis apps)
   install(DIRECTORY ${dir} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dtsim
           FILES_MATCHING PATTERN "*.hpp")
 endforeach()
+# The analysis scripts, for `dtsim report` of an installed dtsim (apps/plot_script.hpp) and
+# for users' own tables and figures.
+install(FILES analysis/cli_input.py analysis/pivot.py analysis/plot.py analysis/seed_pairs.py
+              analysis/stats.py
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/dtsim/analysis)
 install(EXPORT dtsimTargets NAMESPACE dtsim:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/dtsim)
 configure_package_config_file(cmake/dtsimConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/dtsimConfig.cmake

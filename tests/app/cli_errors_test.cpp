@@ -3,6 +3,7 @@
 // one line naming the option or key, before anything runs.
 #include "run_cli.hpp"
 
+#include <cstdlib>
 #include <doctest/doctest.h>
 #include <filesystem>
 #include <string>
@@ -171,5 +172,18 @@ TEST_SUITE("app") {
     CHECK(says(config_error("report " + empty + " -o " + dir),
                "error: -o: " + dir + " is a folder; expected the report's file name (e.g. " + dir +
                    "/report.md)"));
+  }
+
+  TEST_CASE("dtsim report: a plot script that is not there is one line naming where it looked") {
+    const std::string dir = temp_dir() + "/plotless";
+    std::filesystem::create_directories(dir);
+    const std::string tiny = dtsim::testing::write_temp_file(dir, "tiny.yaml", kTiny);
+    REQUIRE(run_cli("run " + tiny + " -q -o " + dir + "/runs/t.h5").exit_code == 0);
+    const std::string missing = dir + "/no-such-plot.py";
+    ::setenv("DTSIM_PLOT_PY", missing.c_str(), 1);
+    const std::string out = config_error("report " + dir + "/runs");
+    ::unsetenv("DTSIM_PLOT_PY");
+    CHECK(says(out, "error: report: analysis/plot.py not found (looked at " + missing +
+                        "); set DTSIM_PLOT_PY to its path"));
   }
 }

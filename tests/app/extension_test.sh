@@ -63,4 +63,14 @@ status=0
   2> "$work/err" || status=$?
 [ "$status" = 2 ] && grep -q "model.backend: backend cuda runs the built-in models" "$work/err" ||
   { echo "backend cuda with tanh-mlp: exit $status"; cat "$work/err"; exit 1; }
+# The installed dtsim reports with the installed analysis scripts, whatever the source tree.
+if [ -x /usr/bin/python3 ]; then
+  mkdir -p "$work/report-runs"
+  cp "$work/ternary.h5" "$work/tanh.h5" "$work/report-runs/"
+  "$work/prefix/bin/dtsim" report "$work/report-runs" > "$work/report.log" 2>&1 ||
+    { cat "$work/report.log"; exit 1; }
+  grep -qF "| figures drawn by | \`'/usr/bin/python3' '$work/prefix/share/dtsim/analysis/plot.py'\` |" \
+    "$work/report-runs/report.md" || { grep -F "figures" "$work/report-runs/report.md"; exit 1; }
+  [ -s "$work/report-runs/report-img/curves.png" ] || { echo "no curves.png"; exit 1; }
+fi
 echo "extension example: installed, built, listed, ran (algorithm, compressor, model)"

@@ -238,6 +238,9 @@ TEST_SUITE("app") {
     CHECK(text.find("95% CI") != std::string::npos);
     CHECK(text.find("## Tuning") != std::string::npos);
     CHECK(text.find("## Provenance") != std::string::npos);
+    // A build tree's dtsim draws with its own source tree's script, never an installed one.
+    CHECK(text.find("| figures drawn by | `'/usr/bin/python3' '" DTSIM_SOURCE_DIR
+                    "/analysis/plot.py'` |") != std::string::npos);
     CHECK(text.find("report-img/curves.png") != std::string::npos);
     CHECK(std::filesystem::file_size(dir + "/report/report-img/curves.png") > 1000);
     CHECK(std::filesystem::file_size(dir + "/report/report-img/vs-nodes.png") > 1000);
