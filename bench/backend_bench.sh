@@ -17,8 +17,8 @@
 # downloading (device events) and staging (host copies, which overlap the bus: the four
 # shares can add up to more than 100%; docs/trace-schema.md), the shares of the wall
 # time in the algorithm's hooks and in evaluations, and on a resident device the shares of
-# the wall time its stream spent mixing, in the pass, in the local steps and idle, waiting
-# for the host (cuda/phase_timer.hpp says where).
+# the milliseconds per batch (a synchronous round) its stream spent mixing, in the pass, in
+# the local steps and idle, waiting for the host (cuda/phase_timer.hpp says where).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dtsim="${1:-build/release}/apps/dtsim"
@@ -33,7 +33,7 @@ command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,memory.total --
 echo "model: ${MODEL:-the MLP of bench/dpsgd32.yaml}"
 printf '%-12s %6s %8s %14s %12s %9s %8s %12s %11s %25s %s\n' backend nodes steps node-steps/s \
   backend-only backend_% batch bus_MB/step hooks/eval% 'up/compute/down/staging %' \
-  'mix/pass/steps/idle % of wall'
+  'mix/pass/steps/idle ms per batch'
 for n in "${nodes[@]}"; do
   # About NODE_STEPS node-steps per point (at least 10 rounds), evaluation only at the ends.
   for backend in ${BACKENDS:-cpu cpu-batched cuda}; do
@@ -81,9 +81,10 @@ wall = a["wall_seconds"]
 hooks = f"{100 * a['algorithm_task_wall_seconds'] / wall:.0f}" if batched else "-"
 rest = f"{hooks}/{100 * a['eval_wall_seconds'] / wall:.0f}"
 # A resident device run: its stream's mixing, pass, local steps and idle time (waiting for
-# the host), as shares of the wall time.
+# the host), in milliseconds per batch (bench/goal_row.py reads them).
 stream = [a.get(f"device_{p}_wall_seconds", 0.0) for p in ("mixing", "compute", "steps", "idle")]
-device = "/".join(f"{100 * p / wall:.0f}" for p in stream) if stream[0] + stream[2] > 0 else "-"
+device = ("/".join(f"{1e3 * p / a['gradient_batches']:.3f}" for p in stream)
+          if stream[0] + stream[2] > 0 else "-")
 print(f"{backend:<12} {n:>6} {int(steps):>8} {whole:>14} {alone:>12} {share:>9} "
       f"{mean:>8.1f} {bus:>12.3f} {rest:>11} {split:>25} {device}")
 PY

@@ -5,7 +5,9 @@
 # 1.6 M-step runs and the new binary's 400 k-step runs (extra node-steps over extra wall
 # time: the 400 k runs' mean of steps / rate, the 1.6 M runs' steps over their mean rate,
 # which is all the log gives), and, given the 2-core CPU's
-# figures, the ratios at equal budgets and in steady state. Standard library only.
+# figures, the ratios at equal budgets and in steady state; with the rows' device phases
+# (backend_bench.sh's last column), each binary's mean milliseconds per round mixing, in the
+# pass, in the local steps and idle. Standard library only.
 #
 #   bench/goal_row.py LOG [--cpu SHORT_STEPS:RATE,LONG_STEPS:RATE]
 #
@@ -35,10 +37,22 @@ def figure(values):
     return f"{statistics.mean(values):,.0f} ± {statistics.stdev(values):,.0f}"
 
 
+PHASES = ("mixing", "pass", "local steps", "idle")
+
+
+def phases(line):
+    """The row's device phases, ms per batch (its last column), or None where it has none."""
+    last = line.split()[-1]
+    parts = last.split("/")
+    if len(parts) != len(PHASES) or "." not in last:  # "-", or an older log's % of wall
+        return None
+    return [float(x) for x in parts]
+
+
 def parse(path):
     """A/B runs: (commit, run, steps, rate, backend-only rate) in log order; goal rows:
-    (steps, mean rate) of the 1.6 M-step step."""
-    ab, goal = [], []
+    (steps, mean rate) of the 1.6 M-step step; each title's rows' device phases."""
+    ab, goal, split = [], [], {}
     title = None
     for line in open(path, encoding="utf-8"):
         m = re.match(r"=== goal row, commit: (\w+), run (\d+)$", line.strip())
@@ -54,11 +68,26 @@ def parse(path):
         row = re.match(r"cuda-resident\s+1024\s+(\d+)\s+([\d.]+)(?:±[\d.]+)?\s+([\d.]+)", line)
         if row and title:
             steps, rate, alone = int(row.group(1)), float(row.group(2)), float(row.group(3))
+            if phases(line):
+                split.setdefault(title[0], []).append(phases(line))
             if title[0] == "goal":
                 goal.append((steps, rate))
             else:
                 ab.append((title[0], title[1], steps, rate, alone))
-    return ab, goal
+    return ab, goal, split
+
+
+def print_phases(label, rows):
+    """Mean ± sample std of each phase over a binary's rows."""
+    cells = [figure_ms([r[k] for r in rows]) for k in range(len(PHASES))]
+    print(f"{label} device phases, ms per round ({len(rows)} rows): "
+          + ", ".join(f"{name} {cell}" for name, cell in zip(PHASES, cells)))
+
+
+def figure_ms(values):
+    if len(values) < 2:
+        return f"{values[0]:.3f}"
+    return f"{statistics.mean(values):.3f} ± {statistics.stdev(values):.3f}"
 
 
 def main():
@@ -68,7 +97,7 @@ def main():
     p.add_argument("--pair", help="BASELINE,NEW: the two labels to compare (default: the first"
                    " two in the log; PARTS=mixed's are mixed0,mixed1)")
     a = p.parse_args()
-    ab, goal = parse(a.log)
+    ab, goal, split = parse(a.log)
     if a.pair:
         wanted = a.pair.split(",")
         ab = [row for row in ab if row[0] in wanted]
@@ -84,6 +113,9 @@ def main():
         alone = [y for _, _, y in by[c].values()]
         print(f"{c}: {' / '.join(f'{x:,.0f}' for x in rates)} node-steps/s = {figure(rates)};"
               f" backend alone {figure(alone)}")
+    for c in (baseline, new):
+        if c in split:
+            print_phases(c, split[c])
     runs = sorted(set(by[baseline]) & set(by[new]))
     for i, label in ((1, "whole run"), (2, "backend alone")):
         ratios = [by[new][r][i] / by[baseline][r][i] for r in runs]
@@ -97,6 +129,8 @@ def main():
     long_steps, long_rate = goal[0]
     long_wall = long_steps / long_rate
     steady = (long_steps - short_steps) / (long_wall - short_wall)
+    if "goal" in split:
+        print_phases(f"{new} at {long_steps:,} node-steps", split["goal"])
     print(f"{new} at {long_steps:,} node-steps: {long_rate:,.0f} node-steps/s; steady state"
           f" ({short_steps:,} -> {long_steps:,}: {short_wall:.3f} s -> {long_wall:.3f} s):"
           f" {steady:,.0f}")
