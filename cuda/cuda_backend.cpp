@@ -29,6 +29,14 @@ int fused_step_layers() {
   return v != nullptr && std::string_view(v) == "1" ? 1 : MlpFusion{}.step_layers;
 }
 
+// The fused steps' tiles copied into shared memory during the sums (MlpFusion::prefetch);
+// DTSIM_CUDA_FUSED_PREFETCH=0 loads them after the sums (the earlier kernel, fused_step),
+// for a measurement of the copy on one binary (the trace's gradient_backend says so).
+bool fused_prefetch() {
+  const char* v = std::getenv("DTSIM_CUDA_FUSED_PREFETCH");
+  return !(v != nullptr && std::string_view(v) == "0");
+}
+
 class CudaGradients final : public BatchedGradients {
 public:
   CudaGradients(std::string model_description, std::unique_ptr<DeviceGradients> device)
@@ -77,9 +85,11 @@ std::unique_ptr<BatchedGradients> make_gradients(const Model& model, const Datas
                                         static_cast<std::size_t>(train.features.size())};
   std::unique_ptr<DeviceGradients> device;
   if (const auto* mlp = dynamic_cast<const Mlp*>(&model))
-    device = make_device_mlp(
-        mlp_widths(*mlp), features, train.labels, batch_size, 65535, resident,
-        {.steps = true, .step_layers = fused_step_layers(), .mixing = mixed_forward_requested()});
+    device = make_device_mlp(mlp_widths(*mlp), features, train.labels, batch_size, 65535, resident,
+                             {.steps = true,
+                              .step_layers = fused_step_layers(),
+                              .prefetch = fused_prefetch(),
+                              .mixing = mixed_forward_requested()});
   else if (const auto* cnn = dynamic_cast<const Cnn*>(&model))
     device =
         make_device_cnn(cnn_batch_shape(*cnn), features, train.labels, batch_size, 65535, resident);

@@ -79,6 +79,7 @@ public:
       if constexpr (kCanFuse) {
         fuse_layers_ =
             fusion.steps ? std::clamp(fusion.step_layers, 0, net_.deferrable_layers()) : 0;
+        fused_prefetch_ = fusion.prefetch;
         mix_forward_ = fusion.mixing && batch_size <= kMixedExamples;
         mix_min_blocks_per_sm_ = fusion.mixing_min_blocks_per_sm;
         store_->on_gradient_read([this] { settle_deferred(); });
@@ -146,6 +147,10 @@ public:
     if constexpr (kCanFuse)
       if (store_ && fuse_layers_ == 1 && net_.deferrable_layers() > 1)
         notes += (notes.empty() ? "" : "; ") + std::string("the first layer's steps alone fused");
+    if constexpr (kCanFuse)
+      if (store_ && fuse_layers_ > 0 && !fused_prefetch_)
+        notes += (notes.empty() ? "" : "; ") +
+                 std::string("the fused steps' model and momentum loaded after the sums");
     return notes;
   }
 
@@ -484,10 +489,12 @@ private:
         store_->run_mixed_forward(net_.mixed_forward(
             train_.data, idx_.data, scratch_pointers_.data(), n, jobs[job_ids[0]].node));
       net_.run(blas_.blas, s, common, scratch_pointers_.data(), count, n, defer, forward_done);
-      if (defer > 0)
+      if (defer > 0) {
         deferred_ = Deferred{common, count,
                              net_.fused_layers(common, scratch_pointers_.data(), n,
                                                jobs[job_ids[0]].node, !forward_done, defer)};
+        deferred_->layers.prefetch = fused_prefetch_;
+      }
     } else {
       net_.run(blas_.blas, s, common, scratch_pointers_.data(), count, n);
     }
@@ -649,8 +656,9 @@ private:
   mutable ResidentPhaseTimer phases_; // read at the run's end by transfers()
   bool losses_in_flight_ = false;     // run_resident left a whole batch's losses for collect()
   std::unique_ptr<DeviceResidentStore> store_; // backend cuda-resident only; after stream_
-  int fuse_layers_ = 0;      // kCanFuse and resident: the layers a pass leaves for fused steps
-  bool mix_forward_ = false; // kCanFuse, resident, turned on, minibatches of up to 32
+  int fuse_layers_ = 0;        // kCanFuse and resident: the layers a pass leaves for fused steps
+  bool fused_prefetch_ = true; // MlpFusion::prefetch
+  bool mix_forward_ = false;   // kCanFuse, resident, turned on, minibatches of up to 32
   int sm_count_ = 1;
   int mix_min_blocks_per_sm_ = 0; // MlpFusion's: fewer blocks per SM mix apart
   struct Deferred {

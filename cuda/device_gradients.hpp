@@ -72,6 +72,11 @@ struct MlpFusion {
   // against the first alone on one binary.
   bool steps = true;
   int step_layers = 2;
+  // Each fused block's tiles of the model and momentum copied into shared memory while its
+  // gradient sums run (fused_layer_step_prefetch_kernel), built without a GPU; the backend
+  // loads them after the sums, as before, where the environment has
+  // DTSIM_CUDA_FUSED_PREFETCH=0, for a measurement of the one against the other.
+  bool prefetch = true;
   // A plain gossip mixing into the forward product, for minibatches of up to 32
   // (mixed_first_layer.hpp). Off by default until a GPU has measured it: the backend turns
   // it on where the environment has DTSIM_CUDA_MIXED_FORWARD=1.

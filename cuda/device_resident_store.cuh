@@ -18,6 +18,7 @@
 #include "sim/engine/batched_gradients.hpp"
 
 #include <algorithm>
+#include <cuda_pipeline.h>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -89,6 +90,40 @@ __global__ void fused_layer_step_kernel(StepBatch s, FusedLayerPlan f, float* gr
     __syncthreads();
   }
   fused_step(s, f, grads, models, momenta, P, b, o0, i0, t, acc);
+}
+
+// The same with the block's tiles of the model and momentum copied into shared memory
+// (cp.async, fused_tile_copy) while its gradient sums run, so that their DRAM latency hides
+// behind the sums without the registers that loading them early took (fused_step's note).
+// 48 KB of static shared memory a block.
+__global__ void __launch_bounds__(kFusedThreads)
+    fused_layer_step_prefetch_kernel(StepBatch s, FusedLayerPlan f, float* grads,
+                                     const float* models, float* momenta, std::size_t P,
+                                     int first_entry) {
+  __shared__ float s_dz[kFusedShared], s_x[kFusedShared];
+  __shared__ float s_w[kFusedTileFloats], s_m[kFusedTileFloats];
+  const int b = first_entry + static_cast<int>(blockIdx.y);
+  const int t = static_cast<int>(threadIdx.x);
+  const int tiles_out = fused_tiles_out(f);
+  const int tile = static_cast<int>(blockIdx.x);
+  const int o0 = tile % tiles_out * kFusedTile, i0 = tile / tiles_out * kFusedTile;
+  const int p = s.node[b] - f.first_node;
+  fused_tile_copy(f, step_rows(s, grads, models, momenta, P, b), o0, i0, t, s_w, s_m,
+                  [](float* dst, const float* src, bool in_layer) {
+                    __pipeline_memcpy_async(dst, src, sizeof(float), in_layer ? 0 : sizeof(float));
+                  });
+  __pipeline_commit();
+  FusedAccumulators acc{};
+  for (int k0 = 0; k0 < f.n; k0 += kFusedExamples) {
+    const int kc = f.n - k0 < kFusedExamples ? f.n - k0 : kFusedExamples;
+    fused_load(f, p, o0, i0, k0, kc, t, s_dz, s_x);
+    __syncthreads();
+    fused_accumulate(t, s_dz, s_x, kc, acc);
+    __syncthreads();
+  }
+  __pipeline_wait_prior(0); // this thread's copies; the barrier makes every thread's visible
+  __syncthreads();
+  fused_step_from_tiles(s, f, step_rows(s, grads, models, momenta, P, b), o0, i0, t, acc, s_w, s_m);
 }
 
 // The first layer's mixing fused with its forward product (mixed_first_layer.hpp): block x a
@@ -681,9 +716,13 @@ public:
       const FusedLayerPlan f = fused->plan[l];
       for (std::size_t at = 0; at < count; at += kMaxGridY) {
         const auto slice = static_cast<unsigned>(std::min(kMaxGridY, count - at));
-        fused_layer_step_kernel<<<dim3(static_cast<unsigned>(fused_tiles(f)), slice), kFusedThreads,
-                                  0, stream_>>>(batch, f, grads, models, momenta, P,
-                                                static_cast<int>(at));
+        const dim3 grid(static_cast<unsigned>(fused_tiles(f)), slice);
+        if (fused->prefetch)
+          fused_layer_step_prefetch_kernel<<<grid, kFusedThreads, 0, stream_>>>(
+              batch, f, grads, models, momenta, P, static_cast<int>(at));
+        else
+          fused_layer_step_kernel<<<grid, kFusedThreads, 0, stream_>>>(
+              batch, f, grads, models, momenta, P, static_cast<int>(at));
       }
       check(cudaGetLastError(), "kernel launch (resident fused layer steps)");
       fused_rows_unwritten_ = fused_rows_unwritten_ || !rule_.combine_then_adapt;

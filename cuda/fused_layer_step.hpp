@@ -26,6 +26,8 @@ constexpr int kFusedOutPerThread = kFusedTile / 32;
 constexpr int kFusedInPerThread = kFusedTile / (kFusedThreads / 32);
 // The shared arrays' floats each: kFusedExamples rows of the tile's 64 outputs or inputs.
 constexpr int kFusedShared = kFusedExamples * kFusedTile;
+// A tile of W (or of its momentum) in shared memory: 64 x 64, input-major (in * 64 + out).
+constexpr int kFusedTileFloats = kFusedTile * kFusedTile;
 
 // Where the pass left a layer's pieces: chunk position p (node first_node + p) has its delta
 // dz at dz + p * out * n (out x n, column-major: the mean loss's gradient with respect to the
@@ -55,6 +57,9 @@ struct FusedLayerPlan {
 struct FusedLayers {
   FusedLayerPlan plan[kDeferrableLayers];
   int count = 0;
+  // Whether each block copies its tiles of the model and momentum into shared memory while
+  // its gradient sums run (fused_tile_copy), instead of loading them after (MlpFusion).
+  bool prefetch = true;
 };
 
 // The plans of a pass run with its first `layers` layers' weight gradients deferred
@@ -147,59 +152,121 @@ DTSIM_HD inline void fused_accumulate(int t, const float* s_dz, const float* s_x
   }
 }
 
-// Thread t's outputs of step entry b's tile: the local step of each weight with its
-// accumulated gradient (the model and momentum loaded before anything is stored, as in
-// local_step_tile). The weights are at the plan's offset in the node's row of P floats. Loading
-// the model and momentum before the sums instead, to have them in flight while the sums
-// run, was slower: 1.89 ms per 1,024-node round at 54% of the H100's DRAM bandwidth against
-// 1.43 ms at 71% (runs 15 and 14 of docs/cuda.md; the registers they hold cost more than
-// the latency they hide).
-DTSIM_HD inline void fused_step(const StepBatch& s, const FusedLayerPlan& f, float* grads,
-                                const float* models, float* momenta, std::size_t P, int b, int o0,
-                                int i0, int t, const FusedAccumulators& a) {
-  const StepRows r = step_rows(s, grads, models, momenta, P, b);
-  const int lane = t % 32, first_in = i0 + t / 32 * kFusedInPerThread;
-  // Weight (jo, ji) of the thread: its element e of the row, and whether it is in the layer.
-  const auto weight = [&](int jo, int ji, std::size_t& e) {
-    const int o = o0 + lane + 32 * jo, i = first_in + ji;
-    e = f.offset + static_cast<std::size_t>(i) * f.out + o;
-    return o < f.out && i < f.in;
-  };
+// Weight (jo, ji) of thread t in the tile at (o0, i0): its element of the row, its place in
+// a shared tile (fused_tile_copy's) and whether it is in the layer.
+struct FusedWeight {
+  std::size_t e;
+  int v;
+  bool in_layer;
+};
+DTSIM_HD inline FusedWeight fused_weight(const FusedLayerPlan& f, int o0, int i0, int t, int jo,
+                                         int ji) {
+  const int out = t % 32 + 32 * jo, in = t / 32 * kFusedInPerThread + ji; // in the tile
+  const int o = o0 + out, i = i0 + in;
+  return {f.offset + static_cast<std::size_t>(i) * f.out + o, in * kFusedTile + out,
+          o < f.out && i < f.in};
+}
+
+// Thread t's outputs of a tile: the local step of each weight with its accumulated gradient,
+// its model and momentum from load(weight, x, m_old), all loaded before anything is stored (as
+// in local_step_tile). The weights are at the plan's offset in the node's row of P floats.
+template <class Load>
+DTSIM_HD inline void fused_step_loaded(const StepBatch& s, const FusedLayerPlan& f,
+                                       const StepRows& r, int o0, int i0, int t,
+                                       const FusedAccumulators& a, const Load& load) {
   float x[kFusedOutPerThread][kFusedInPerThread], m_old[kFusedOutPerThread][kFusedInPerThread];
   DTSIM_UNROLL
   for (int jo = 0; jo < kFusedOutPerThread; ++jo) {
     DTSIM_UNROLL
-    for (int ji = 0; ji < kFusedInPerThread; ++ji) {
-      std::size_t e = 0;
-      const bool in_layer = weight(jo, ji, e);
-      x[jo][ji] = in_layer ? r.x[e] : 0.0f;
-      m_old[jo][ji] = in_layer && r.m ? r.m[e] : 0.0f;
-    }
+    for (int ji = 0; ji < kFusedInPerThread; ++ji)
+      load(fused_weight(f, o0, i0, t, jo, ji), x[jo][ji], m_old[jo][ji]);
   }
   DTSIM_UNROLL
   for (int jo = 0; jo < kFusedOutPerThread; ++jo) {
     DTSIM_UNROLL
     for (int ji = 0; ji < kFusedInPerThread; ++ji) {
-      std::size_t e = 0;
-      if (weight(jo, ji, e))
-        local_step_element(s, r.lr, a.g[jo][ji], x[jo][ji], m_old[jo][ji], r.g + e,
-                           r.m ? r.m + e : nullptr, r.out ? r.out + e : nullptr);
+      const FusedWeight w = fused_weight(f, o0, i0, t, jo, ji);
+      if (w.in_layer)
+        local_step_element(s, r.lr, a.g[jo][ji], x[jo][ji], m_old[jo][ji], r.g + w.e,
+                           r.m ? r.m + w.e : nullptr, r.out ? r.out + w.e : nullptr);
     }
   }
 }
 
-// Block `tile` of step entry b, thread by thread (the host's run of the device kernel,
-// device_resident_store.cuh's fused_layer_step_kernel, for the tests).
+// Thread t's outputs of step entry b's tile, the model and momentum loaded from memory after
+// the sums. Loading them before the sums instead, into registers, to have them in flight
+// while the sums run, was slower: 1.89 ms per 1,024-node round at 54% of the H100's DRAM
+// bandwidth against 1.43 ms at 71% (runs 15 and 14 of docs/cuda.md; the registers they hold
+// cost more than the latency they hide). fused_tile_copy has them in flight without registers.
+DTSIM_HD inline void fused_step(const StepBatch& s, const FusedLayerPlan& f, float* grads,
+                                const float* models, float* momenta, std::size_t P, int b, int o0,
+                                int i0, int t, const FusedAccumulators& a) {
+  const StepRows r = step_rows(s, grads, models, momenta, P, b);
+  fused_step_loaded(s, f, r, o0, i0, t, a, [&r](const FusedWeight& w, float& x, float& m) {
+    x = w.in_layer ? r.x[w.e] : 0.0f;
+    m = w.in_layer && r.m ? r.m[w.e] : 0.0f;
+  });
+}
+
+// Thread t's share of copying the tile at (o0, i0) of row r's model and momentum (none
+// without one) into the shared tiles w and m, by copy(dst, src, in_layer): in_layer false past
+// the layer's edges, where dst is to be zero (src is then the row's start, never read). On
+// the device an asynchronous copy (cp.async) that the block's gradient sums overlap; each
+// warp copies 128 consecutive bytes of a column of W at a time.
+template <class Copy>
+DTSIM_HD inline void fused_tile_copy(const FusedLayerPlan& f, const StepRows& r, int o0, int i0,
+                                     int t, float* w, float* m, const Copy& copy) {
+  for (int v = t; v < kFusedTileFloats; v += kFusedThreads) {
+    const int o = o0 + v % kFusedTile, i = i0 + v / kFusedTile;
+    const bool in_layer = o < f.out && i < f.in;
+    const std::size_t e = in_layer ? f.offset + static_cast<std::size_t>(i) * f.out + o : 0;
+    copy(w + v, r.x + e, in_layer);
+    if (r.m)
+      copy(m + v, r.m + e, in_layer);
+  }
+}
+
+// Thread t's outputs of the tile with its model and momentum from the shared tiles that
+// fused_tile_copy filled (and the block has waited for), one weight at a time: shared loads
+// do not wait for the global stores before them, so nothing is gained by holding them all in
+// registers first (fused_step_loaded), and the block keeps fewer registers.
+DTSIM_HD inline void fused_step_from_tiles(const StepBatch& s, const FusedLayerPlan& f,
+                                           const StepRows& r, int o0, int i0, int t,
+                                           const FusedAccumulators& a, const float* w,
+                                           const float* m) {
+  DTSIM_UNROLL
+  for (int jo = 0; jo < kFusedOutPerThread; ++jo) {
+    DTSIM_UNROLL
+    for (int ji = 0; ji < kFusedInPerThread; ++ji) {
+      const FusedWeight at = fused_weight(f, o0, i0, t, jo, ji);
+      if (at.in_layer)
+        local_step_element(s, r.lr, a.g[jo][ji], w[at.v], r.m ? m[at.v] : 0.0f, r.g + at.e,
+                           r.m ? r.m + at.e : nullptr, r.out ? r.out + at.e : nullptr);
+    }
+  }
+}
+
+// Block `tile` of step entry b, thread by thread (the host's run of the device kernels,
+// device_resident_store.cuh's fused_layer_step_kernel, for the tests); with `prefetch`, of
+// fused_layer_step_prefetch_kernel, the tiles of the model and momentum copied first.
 inline void fused_block_on_host(const StepBatch& s, const FusedLayerPlan& f, float* grads,
-                                const float* models, float* momenta, std::size_t P, int b,
-                                int tile) {
+                                const float* models, float* momenta, std::size_t P, int b, int tile,
+                                bool prefetch = false) {
   const int tiles_out = fused_tiles_out(f);
   const int o0 = tile % tiles_out * kFusedTile, i0 = tile / tiles_out * kFusedTile;
   const int p = s.node[b] - f.first_node;
   static thread_local float s_dz[kFusedShared], s_x[kFusedShared];
+  static thread_local float s_w[kFusedTileFloats], s_m[kFusedTileFloats];
   static thread_local FusedAccumulators acc[kFusedThreads];
   for (FusedAccumulators& a : acc)
     a = {};
+  const StepRows r = step_rows(s, grads, models, momenta, P, b);
+  if (prefetch)
+    for (int t = 0; t < kFusedThreads; ++t)
+      fused_tile_copy(f, r, o0, i0, t, s_w, s_m,
+                      [] DTSIM_HD(float* dst, const float* src, bool in_layer) {
+                        *dst = in_layer ? *src : 0.0f;
+                      });
   for (int k0 = 0; k0 < f.n; k0 += kFusedExamples) {
     const int kc = f.n - k0 < kFusedExamples ? f.n - k0 : kFusedExamples;
     for (int t = 0; t < kFusedThreads; ++t)
@@ -208,7 +275,10 @@ inline void fused_block_on_host(const StepBatch& s, const FusedLayerPlan& f, flo
       fused_accumulate(t, s_dz, s_x, kc, acc[t]);
   }
   for (int t = 0; t < kFusedThreads; ++t)
-    fused_step(s, f, grads, models, momenta, P, b, o0, i0, t, acc[t]);
+    if (prefetch)
+      fused_step_from_tiles(s, f, r, o0, i0, t, acc[t], s_w, s_m);
+    else
+      fused_step(s, f, grads, models, momenta, P, b, o0, i0, t, acc[t]);
 }
 
 } // namespace dtsim::cuda

@@ -25,7 +25,10 @@
 # mixed0,mixed1), then on at 1.6 M steps, off and on at 256 nodes, and 3 rounds' kernels
 # with it on under Nsight Compute; 'fused' the goal row with the first layer's steps alone
 # fused and with the first two layers' (DTSIM_CUDA_FUSED_LAYERS=1 / 2) in turn, three times
-# (bench/goal_row.py --pair fused1,fused2); 'differential' runs 24 random small scenarios (every
+# (bench/goal_row.py --pair fused1,fused2); 'prefetch' the goal row with the fused steps'
+# model and momentum loaded after the sums and copied into shared memory during them
+# (DTSIM_CUDA_FUSED_PREFETCH=0 / 1) in turn, three times (--pair prefetch0,prefetch1), then
+# 3 rounds' kernels of each under Nsight Compute; 'differential' runs 24 random small scenarios (every
 # built-in algorithm and compressor, tests/app/backend_differential.py) on cpu-resident and
 # cuda-resident and keeps, under $OUT/differential, those whose final loss or accuracy
 # differ by more than 5% or 3 points, or that end otherwise, and, where the bundle has the
@@ -187,6 +190,22 @@ fi
 # The second layer's weight gradient fused into the local steps too (fused_layer_step.hpp),
 # against the first layer's alone in the same binary, A B, B A, A B as 'ab'.
 want fused && same_binary_pairs fused DTSIM_CUDA_FUSED_LAYERS 1 2
+# The fused steps' tiles copied into shared memory while the sums run
+# (fused_layer_step_prefetch_kernel), against loading them after, in the same binary.
+if want prefetch; then
+  same_binary_pairs prefetch DTSIM_CUDA_FUSED_PREFETCH 0 1
+  if [ -n "$ncu" ]; then
+    for m in 0 1; do
+      step 90 "fused step kernels of 3 resident MLP rounds, prefetch $m (ncu)" \
+        env DTSIM_CUDA_FUSED_PREFETCH=$m "$ncu" --clock-control none -k regex:fused_layer_step \
+        --launch-count 12 \
+        --metrics gpu__time_duration.sum,dram__bytes.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active \
+        --print-summary per-kernel --log-file "${OUT:-/tmp}/ncu_prefetch$m.txt" \
+        "$build/apps/dtsim" run bench/dpsgd32.yaml --quiet --set nodes=1024 \
+        --set model.backend=cuda-resident -o "/tmp/ncu_prefetch$m.h5" --set stop.steps=3
+    done
+  fi
+fi
 # The first layer's mixing in the forward pass (mixed_first_layer.hpp), off and on in the
 # same binary, A B, B A, A B as 'ab'.
 if want mixed; then

@@ -243,6 +243,10 @@ TEST_SUITE("cuda") {
                                                    {.steps = true, .step_layers = 1});
     const auto unfused =
         cuda::make_device_mlp(widths, train, p.labels, n, 65535, nodes, {.steps = false});
+    // Both fused, the model and momentum loaded after the sums instead of copied into shared
+    // memory during them (MlpFusion::prefetch): the same sums, the same bits.
+    const auto loaded_after = cuda::make_device_mlp(widths, train, p.labels, n, 65535, nodes,
+                                                    {.steps = true, .prefetch = false});
     const float lr = 0.1f;
     ResidentVectors::LocalUpdateRule rule;
     rule.momentum = 0.9f;
@@ -271,7 +275,7 @@ TEST_SUITE("cuda") {
                                 {all.data() + static_cast<std::size_t>(i) * P, P});
       return all;
     };
-    for (auto* device : {fused.get(), first_alone.get(), unfused.get()}) {
+    for (auto* device : {fused.get(), first_alone.get(), unfused.get(), loaded_after.get()}) {
       device->resident()->set_local_update(rule);
       device->resident()->push_models(p.params);
     }
@@ -305,18 +309,23 @@ TEST_SUITE("cuda") {
     CHECK_THROWS_AS(fused->resident()->read(VectorRef::gradient(0), row), std::logic_error);
     CHECK_THROWS_AS(first_alone->resident()->read(VectorRef::gradient(0), row), std::logic_error);
 
-    // Round 2, with the momenta of round 1: the same on the three devices.
-    for (auto* device : {fused.get(), first_alone.get(), unfused.get()})
+    round(*loaded_after, nodes);
+    CHECK(messages(*loaded_after, nodes) == first_fused);
+
+    // Round 2, with the momenta of round 1: the same on the four devices.
+    for (auto* device : {fused.get(), first_alone.get(), unfused.get(), loaded_after.get()})
       round(*device, nodes);
     CHECK(close(messages(*fused, nodes), messages(*unfused, nodes)) < 1e-5);
     CHECK(close(messages(*first_alone, nodes), messages(*unfused, nodes)) < 1e-5);
+    CHECK(messages(*loaded_after, nodes) == messages(*fused, nodes));
 
     // Round 3 with node 4's step not queued: the fusing devices compute the left layers'
     // gradients after all (cuBLAS's, as the other device), then the steps.
-    for (auto* device : {fused.get(), first_alone.get(), unfused.get()})
+    for (auto* device : {fused.get(), first_alone.get(), unfused.get(), loaded_after.get()})
       round(*device, nodes - 1);
     CHECK(close(messages(*fused, nodes - 1), messages(*unfused, nodes - 1)) < 1e-5);
     CHECK(close(messages(*first_alone, nodes - 1), messages(*unfused, nodes - 1)) < 1e-5);
+    CHECK(messages(*loaded_after, nodes - 1) == messages(*fused, nodes - 1));
   }
   TEST_CASE("CUDA: a resident MLP's first layer mixed in its forward pass equals the unfused") {
     if (const std::string why = cuda::unavailable_reason(); !why.empty()) {

@@ -66,9 +66,11 @@ struct Problem {
 };
 
 // Runs the steps of nodes 2, 4 and 3 (in that entry order) on p's vectors, fused (reading
-// the minibatches by index, or gathered) or in the unfused order, and returns the vectors
+// the minibatches by index, or gathered; the model and momentum from memory after the sums,
+// or prefetched into the shared tiles) or in the unfused order, and returns the vectors
 // after.
-Problem run(StepBatch rule, bool fused, bool by_index = false, std::size_t offset = 0) {
+Problem run(StepBatch rule, bool fused, bool by_index = false, std::size_t offset = 0,
+            bool prefetch = false) {
   Problem p;
   p.offset = offset;
   const int node[] = {2, 4, 3};
@@ -83,7 +85,7 @@ Problem run(StepBatch rule, bool fused, bool by_index = false, std::size_t offse
     if (fused) {
       for (int tile = 0; tile < fused_tiles(f); ++tile)
         fused_block_on_host(rule, f, p.grads.data(), p.models.data(), p.momenta.data(), Problem::kP,
-                            b, tile);
+                            b, tile, prefetch);
       continue;
     }
     const std::size_t row = static_cast<std::size_t>(node[b]) * Problem::kP;
@@ -116,6 +118,7 @@ void check_same_steps(const StepBatch& rule, std::size_t offset) {
   const Problem fused = run(rule, true, false, offset), unfused = run(rule, false, false, offset);
   const Problem before;
   const Problem by_index = run(rule, true, true, offset);
+  const Problem prefetched = run(rule, true, false, offset, true);
   // The same sums in the same order: the same bits (this file is built without fused
   // multiply-adds, which a compiler could place differently in the two; on the device the
   // fused kernel's gradient differs from cuBLAS's in rounding, cuda_resident_test.cpp).
@@ -126,6 +129,10 @@ void check_same_steps(const StepBatch& rule, std::size_t offset) {
   CHECK(by_index.messages == fused.messages);
   CHECK(by_index.momenta == fused.momenta);
   CHECK(by_index.grads == fused.grads);
+  // The model and momentum copied into the shared tiles first: the same values, the same bits.
+  CHECK(prefetched.messages == fused.messages);
+  CHECK(prefetched.momenta == fused.momenta);
+  CHECK(prefetched.grads == fused.grads);
   // Something moved, and only the layer of the stepped nodes' rows: the rest of each
   // message, and nodes 0 and 1, are as they were.
   CHECK(worst(fused.messages, before.messages) > 1e-3);
@@ -211,5 +218,84 @@ TEST_SUITE("cuda") {
     std::vector<float> first(p.messages.begin(), p.messages.begin() + Problem::kP);
     std::vector<float> wrong(q.messages.begin(), q.messages.begin() + Problem::kP);
     CHECK(worst(first, wrong) > 1e-3);
+  }
+
+  TEST_CASE("fused layer steps: the shared tiles hold the block's weights, zero past the layer") {
+    // The corner tile of a second layer (outputs 64..69 of 70, inputs 128..149 of 150): its
+    // model and momentum in place (input-major), zero where the tile leaves the layer.
+    StepBatch rule;
+    rule.momentum = 0.9f;
+    const int node[] = {2};
+    rule.node = node;
+    Problem q;
+    q.offset = Problem::kLead;
+    const FusedLayerPlan f = q.plan();
+    const StepRows r =
+        step_rows(rule, q.grads.data(), q.models.data(), q.momenta.data(), Problem::kP, 0);
+    std::vector<float> w(kFusedTileFloats, -1.0f), m(kFusedTileFloats, -1.0f);
+    const int o0 = kFusedTile, i0 = 2 * kFusedTile;
+    for (int t = 0; t < kFusedThreads; ++t)
+      fused_tile_copy(
+          f, r, o0, i0, t, w.data(), m.data(),
+          [](float* dst, const float* src, bool in_layer) { *dst = in_layer ? *src : 0.0f; });
+    const std::size_t row = 2 * Problem::kP;
+    int inside = 0;
+    for (int v = 0; v < kFusedTileFloats; ++v) {
+      const int o = o0 + v % kFusedTile, i = i0 + v / kFusedTile;
+      if (o < f.out && i < f.in) {
+        const std::size_t e = row + f.offset + static_cast<std::size_t>(i) * f.out + o;
+        CHECK(w[static_cast<std::size_t>(v)] == q.models[e]);
+        CHECK(m[static_cast<std::size_t>(v)] == q.momenta[e]);
+        ++inside;
+      } else {
+        CHECK(w[static_cast<std::size_t>(v)] == 0.0f);
+        CHECK(m[static_cast<std::size_t>(v)] == 0.0f);
+      }
+    }
+    CHECK(inside == 6 * 22);
+  }
+
+  TEST_CASE("fused layer steps: a shared tile read at the wrong place is caught") {
+    // The prefetching steps' comparison must be able to fail: entry 0's blocks with tiles
+    // copied from a layer one float later (each weight's neighbour) step to other messages.
+    StepBatch rule;
+    rule.momentum = 0.9f;
+    const Problem fused = run(rule, true);
+    Problem q;
+    const int node[] = {2};
+    float* out[] = {q.messages.data()};
+    const float lr[] = {0.1f};
+    rule.node = node;
+    rule.out = out;
+    rule.lr = lr;
+    const FusedLayerPlan f = q.plan();
+    FusedLayerPlan later = f;
+    ++later.offset;
+    const StepRows r =
+        step_rows(rule, q.grads.data(), q.models.data(), q.momenta.data(), Problem::kP, 0);
+    std::vector<float> dz(kFusedShared), x(kFusedShared), w(kFusedTileFloats), m(kFusedTileFloats);
+    std::vector<FusedAccumulators> acc(kFusedThreads);
+    for (int tile = 0; tile < fused_tiles(f); ++tile) {
+      const int o0 = tile % fused_tiles_out(f) * kFusedTile;
+      const int i0 = tile / fused_tiles_out(f) * kFusedTile;
+      std::fill(acc.begin(), acc.end(), FusedAccumulators{});
+      for (int k0 = 0; k0 < f.n; k0 += kFusedExamples) {
+        const int kc = std::min(kFusedExamples, f.n - k0);
+        for (int t = 0; t < kFusedThreads; ++t)
+          fused_load(f, 0, o0, i0, k0, kc, t, dz.data(), x.data());
+        for (int t = 0; t < kFusedThreads; ++t)
+          fused_accumulate(t, dz.data(), x.data(), kc, acc[static_cast<std::size_t>(t)]);
+      }
+      for (int t = 0; t < kFusedThreads; ++t)
+        fused_tile_copy(
+            later, r, o0, i0, t, w.data(), m.data(),
+            [](float* dst, const float* src, bool in_layer) { *dst = in_layer ? *src : 0.0f; });
+      for (int t = 0; t < kFusedThreads; ++t)
+        fused_step_from_tiles(rule, f, r, o0, i0, t, acc[static_cast<std::size_t>(t)], w.data(),
+                              m.data());
+    }
+    std::vector<float> right(fused.messages.begin(), fused.messages.begin() + Problem::kP);
+    std::vector<float> wrong(q.messages.begin(), q.messages.begin() + Problem::kP);
+    CHECK(worst(right, wrong) > 1e-3);
   }
 }
