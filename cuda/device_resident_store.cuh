@@ -69,27 +69,41 @@ void launch_sum_op(cudaStream_t stream, ResidentVectors::VectorOp op, double* su
   check(cudaGetLastError(), "kernel launch (resident sum step)");
 }
 
-// A layer's weights' fused local step (fused_layer_step.hpp): block x a tile of step entry
-// first_entry + y's weights.
+// The fused kernels' block: a tile (outputs from o0, inputs from i0) of step entry
+// first_entry + y's weights, and thread t.
+struct FusedBlock {
+  int b, t, o0, i0;
+};
+__device__ FusedBlock fused_block(const FusedLayerPlan& f, int first_entry) {
+  const int tiles_out = fused_tiles_out(f);
+  const int tile = static_cast<int>(blockIdx.x);
+  return {first_entry + static_cast<int>(blockIdx.y), static_cast<int>(threadIdx.x),
+          tile % tiles_out * kFusedTile, tile / tiles_out * kFusedTile};
+}
+
+// The block's gradient sums of its tile over the minibatch, loaded kFusedExamples examples at
+// a time into s_dz and s_x.
+__device__ void fused_block_sums(const StepBatch& s, const FusedLayerPlan& f, const FusedBlock& k,
+                                 float* s_dz, float* s_x, FusedAccumulators& acc) {
+  const int p = s.node[k.b] - f.first_node;
+  for (int k0 = 0; k0 < f.n; k0 += kFusedExamples) {
+    const int kc = f.n - k0 < kFusedExamples ? f.n - k0 : kFusedExamples;
+    fused_load(f, p, k.o0, k.i0, k0, kc, k.t, s_dz, s_x);
+    __syncthreads();
+    fused_accumulate(k.t, s_dz, s_x, kc, acc);
+    __syncthreads();
+  }
+}
+
+// A layer's weights' fused local step (fused_layer_step.hpp), one block a tile.
 __global__ void fused_layer_step_kernel(StepBatch s, FusedLayerPlan f, float* grads,
                                         const float* models, float* momenta, std::size_t P,
                                         int first_entry) {
   __shared__ float s_dz[kFusedShared], s_x[kFusedShared];
-  const int b = first_entry + static_cast<int>(blockIdx.y);
-  const int t = static_cast<int>(threadIdx.x);
-  const int tiles_out = fused_tiles_out(f);
-  const int tile = static_cast<int>(blockIdx.x);
-  const int o0 = tile % tiles_out * kFusedTile, i0 = tile / tiles_out * kFusedTile;
-  const int p = s.node[b] - f.first_node;
+  const FusedBlock k = fused_block(f, first_entry);
   FusedAccumulators acc{};
-  for (int k0 = 0; k0 < f.n; k0 += kFusedExamples) {
-    const int kc = f.n - k0 < kFusedExamples ? f.n - k0 : kFusedExamples;
-    fused_load(f, p, o0, i0, k0, kc, t, s_dz, s_x);
-    __syncthreads();
-    fused_accumulate(t, s_dz, s_x, kc, acc);
-    __syncthreads();
-  }
-  fused_step(s, f, grads, models, momenta, P, b, o0, i0, t, acc);
+  fused_block_sums(s, f, k, s_dz, s_x, acc);
+  fused_step(s, f, grads, models, momenta, P, k.b, k.o0, k.i0, k.t, acc);
 }
 
 // The same with the block's tiles of the model and momentum copied into shared memory
@@ -102,28 +116,18 @@ __global__ void __launch_bounds__(kFusedThreads)
                                      int first_entry) {
   __shared__ float s_dz[kFusedShared], s_x[kFusedShared];
   __shared__ float s_w[kFusedTileFloats], s_m[kFusedTileFloats];
-  const int b = first_entry + static_cast<int>(blockIdx.y);
-  const int t = static_cast<int>(threadIdx.x);
-  const int tiles_out = fused_tiles_out(f);
-  const int tile = static_cast<int>(blockIdx.x);
-  const int o0 = tile % tiles_out * kFusedTile, i0 = tile / tiles_out * kFusedTile;
-  const int p = s.node[b] - f.first_node;
-  fused_tile_copy(f, step_rows(s, grads, models, momenta, P, b), o0, i0, t, s_w, s_m,
+  const FusedBlock k = fused_block(f, first_entry);
+  fused_tile_copy(f, step_rows(s, grads, models, momenta, P, k.b), k.o0, k.i0, k.t, s_w, s_m,
                   [](float* dst, const float* src, bool in_layer) {
                     __pipeline_memcpy_async(dst, src, sizeof(float), in_layer ? 0 : sizeof(float));
                   });
   __pipeline_commit();
   FusedAccumulators acc{};
-  for (int k0 = 0; k0 < f.n; k0 += kFusedExamples) {
-    const int kc = f.n - k0 < kFusedExamples ? f.n - k0 : kFusedExamples;
-    fused_load(f, p, o0, i0, k0, kc, t, s_dz, s_x);
-    __syncthreads();
-    fused_accumulate(t, s_dz, s_x, kc, acc);
-    __syncthreads();
-  }
+  fused_block_sums(s, f, k, s_dz, s_x, acc);
   __pipeline_wait_prior(0); // this thread's copies; the barrier makes every thread's visible
   __syncthreads();
-  fused_step_from_tiles(s, f, step_rows(s, grads, models, momenta, P, b), o0, i0, t, acc, s_w, s_m);
+  fused_step_from_tiles(s, f, step_rows(s, grads, models, momenta, P, k.b), k.o0, k.i0, k.t, acc,
+                        s_w, s_m);
 }
 
 // The first layer's mixing fused with its forward product (mixed_first_layer.hpp): block x a
