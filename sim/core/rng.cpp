@@ -25,13 +25,6 @@ std::uint64_t fnv1a(std::string_view s) {
   return h;
 }
 
-// __extension__ keeps -Wpedantic quiet about the GCC/Clang 128-bit type.
-__extension__ typedef unsigned __int128 U128;
-
-std::uint64_t rotl(std::uint64_t x, int k) {
-  return (x << k) | (x >> (64 - k));
-}
-
 } // namespace
 
 Rng Rng::stream(std::uint64_t seed, std::string_view purpose, std::uint64_t node) {
@@ -47,39 +40,12 @@ Rng::Rng(std::uint64_t seed) {
     s = splitmix64(x);
 }
 
-std::uint64_t Rng::next_u64() {
-  const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  const std::uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = rotl(s_[3], 45);
-  return result;
-}
-
 double Rng::uniform() {
   return static_cast<double>(next_u64() >> 11) * 0x1.0p-53;
 }
 
 double Rng::uniform(double lo, double hi) {
   return lo + (hi - lo) * uniform();
-}
-
-std::uint64_t Rng::below(std::uint64_t n) {
-  DTSIM_ASSERT(n > 0, "Rng::below needs n > 0");
-  // Lemire's nearly-divisionless method with rejection: exact uniformity.
-  U128 m = static_cast<U128>(next_u64()) * n;
-  auto low = static_cast<std::uint64_t>(m);
-  if (low < n) {
-    const std::uint64_t threshold = (0 - n) % n;
-    while (low < threshold) {
-      m = static_cast<U128>(next_u64()) * n;
-      low = static_cast<std::uint64_t>(m);
-    }
-  }
-  return static_cast<std::uint64_t>(m >> 64);
 }
 
 double Rng::normal() {

@@ -2,6 +2,8 @@
 // Seeded random streams, one per (seed, purpose, node), with our own distributions.
 #pragma once
 
+#include "sim/core/errors.hpp"
+
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -20,10 +22,35 @@ public:
 
   explicit Rng(std::uint64_t seed);
 
-  std::uint64_t next_u64();
+  // Inline: the engine draws minibatch permutations with them at every node-step.
+  std::uint64_t next_u64() {
+    const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
+    const std::uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = rotl(s_[3], 45);
+    return result;
+  }
   double uniform();                     // [0, 1), 53 random bits
   double uniform(double lo, double hi); // [lo, hi)
-  std::uint64_t below(std::uint64_t n); // uniform in [0, n), unbiased; requires n > 0
+  // Uniform in [0, n), unbiased; requires n > 0. Lemire's nearly-divisionless method with
+  // rejection: exact uniformity.
+  std::uint64_t below(std::uint64_t n) {
+    DTSIM_ASSERT(n > 0, "Rng::below needs n > 0");
+    U128 m = static_cast<U128>(next_u64()) * n;
+    auto low = static_cast<std::uint64_t>(m);
+    if (low < n) {
+      const std::uint64_t threshold = (0 - n) % n;
+      while (low < threshold) {
+        m = static_cast<U128>(next_u64()) * n;
+        low = static_cast<std::uint64_t>(m);
+      }
+    }
+    return static_cast<std::uint64_t>(m >> 64);
+  }
   double normal();                      // N(0, 1), Marsaglia polar method
   double exponential(double mean);      // requires mean > 0
   double gamma(double shape);           // Gamma(shape, 1), Marsaglia-Tsang; shape > 0
@@ -39,6 +66,9 @@ public:
   template <class T> void shuffle(std::vector<T>& v) { shuffle(std::span<T>(v)); }
 
 private:
+  // __extension__ keeps -Wpedantic quiet about the GCC/Clang 128-bit type.
+  __extension__ typedef unsigned __int128 U128;
+  static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
   std::uint64_t s_[4];
   double spare_normal_ = 0.0;
   bool has_spare_ = false;
