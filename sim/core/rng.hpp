@@ -51,9 +51,9 @@ public:
     }
     return static_cast<std::uint64_t>(m >> 64);
   }
-  double normal();                      // N(0, 1), Marsaglia polar method
-  double exponential(double mean);      // requires mean > 0
-  double gamma(double shape);           // Gamma(shape, 1), Marsaglia-Tsang; shape > 0
+  double normal();                 // N(0, 1), Marsaglia polar method
+  double exponential(double mean); // requires mean > 0
+  double gamma(double shape);      // Gamma(shape, 1), Marsaglia-Tsang; shape > 0
   void dirichlet(double alpha, std::span<double> out); // symmetric Dir(alpha) of out.size()
   bool bernoulli(double p);
 
