@@ -7,8 +7,10 @@
 // layer's weights less to move, and cuBLAS's weight-gradient GEMM gone. The first two layers
 // take it (their deltas are the last the pass writes to its two delta buffers): 200,704 and
 // 32,768 of the 784-256-128-10 MLP's 235,146 floats, whose weight-gradient GEMMs each ran at
-// 43% of the H100's DRAM bandwidth (runs 10 and 16 of docs/cuda.md). Per thread as functions
-// here, so that the host tests run the kernel's blocks thread by thread.
+// 43% of the H100's DRAM bandwidth (runs 10 and 16 of docs/cuda.md). By default a block
+// copies its tiles of the model and momentum into shared memory as it starts, so that they
+// arrive while its sums run (fused_tile_copy). Per thread as functions here, so that the host
+// tests run the kernels' blocks thread by thread.
 #pragma once
 
 #include "cuda/resident_math.hpp"
@@ -167,19 +169,27 @@ DTSIM_HD inline FusedWeight fused_weight(const FusedLayerPlan& f, int o0, int i0
           o < f.out && i < f.in};
 }
 
-// Thread t's outputs of a tile: the local step of each weight with its accumulated gradient,
-// its model and momentum from load(weight, x, m_old), all loaded before anything is stored (as
-// in local_step_tile). The weights are at the plan's offset in the node's row of P floats.
-template <class Load>
-DTSIM_HD inline void fused_step_loaded(const StepBatch& s, const FusedLayerPlan& f,
-                                       const StepRows& r, int o0, int i0, int t,
-                                       const FusedAccumulators& a, const Load& load) {
+// Thread t's outputs of step entry b's tile: the local step of each weight with its
+// accumulated gradient (the model and momentum loaded from memory after the sums, all before
+// anything is stored, as in local_step_tile). The weights are at the plan's offset in the
+// node's row of P floats. Loading the model and momentum before the sums instead, into
+// registers, to have them in flight while the sums run, was slower: 1.89 ms per 1,024-node
+// round at 54% of the H100's DRAM bandwidth against 1.43 ms at 71% (runs 15 and 14 of
+// docs/cuda.md; the registers they hold cost more than the latency they hide).
+// fused_tile_copy has them in flight without registers.
+DTSIM_HD inline void fused_step(const StepBatch& s, const FusedLayerPlan& f, float* grads,
+                                const float* models, float* momenta, std::size_t P, int b, int o0,
+                                int i0, int t, const FusedAccumulators& a) {
+  const StepRows r = step_rows(s, grads, models, momenta, P, b);
   float x[kFusedOutPerThread][kFusedInPerThread], m_old[kFusedOutPerThread][kFusedInPerThread];
   DTSIM_UNROLL
   for (int jo = 0; jo < kFusedOutPerThread; ++jo) {
     DTSIM_UNROLL
-    for (int ji = 0; ji < kFusedInPerThread; ++ji)
-      load(fused_weight(f, o0, i0, t, jo, ji), x[jo][ji], m_old[jo][ji]);
+    for (int ji = 0; ji < kFusedInPerThread; ++ji) {
+      const FusedWeight w = fused_weight(f, o0, i0, t, jo, ji);
+      x[jo][ji] = w.in_layer ? r.x[w.e] : 0.0f;
+      m_old[jo][ji] = w.in_layer && r.m ? r.m[w.e] : 0.0f;
+    }
   }
   DTSIM_UNROLL
   for (int jo = 0; jo < kFusedOutPerThread; ++jo) {
@@ -191,21 +201,6 @@ DTSIM_HD inline void fused_step_loaded(const StepBatch& s, const FusedLayerPlan&
                            r.m ? r.m + w.e : nullptr, r.out ? r.out + w.e : nullptr);
     }
   }
-}
-
-// Thread t's outputs of step entry b's tile, the model and momentum loaded from memory after
-// the sums. Loading them before the sums instead, into registers, to have them in flight
-// while the sums run, was slower: 1.89 ms per 1,024-node round at 54% of the H100's DRAM
-// bandwidth against 1.43 ms at 71% (runs 15 and 14 of docs/cuda.md; the registers they hold
-// cost more than the latency they hide). fused_tile_copy has them in flight without registers.
-DTSIM_HD inline void fused_step(const StepBatch& s, const FusedLayerPlan& f, float* grads,
-                                const float* models, float* momenta, std::size_t P, int b, int o0,
-                                int i0, int t, const FusedAccumulators& a) {
-  const StepRows r = step_rows(s, grads, models, momenta, P, b);
-  fused_step_loaded(s, f, r, o0, i0, t, a, [&r](const FusedWeight& w, float& x, float& m) {
-    x = w.in_layer ? r.x[w.e] : 0.0f;
-    m = w.in_layer && r.m ? r.m[w.e] : 0.0f;
-  });
 }
 
 // Thread t's share of copying the tile at (o0, i0) of row r's model and momentum (none
@@ -229,7 +224,7 @@ DTSIM_HD inline void fused_tile_copy(const FusedLayerPlan& f, const StepRows& r,
 // Thread t's outputs of the tile with its model and momentum from the shared tiles that
 // fused_tile_copy filled (and the block has waited for), one weight at a time: shared loads
 // do not wait for the global stores before them, so nothing is gained by holding them all in
-// registers first (fused_step_loaded), and the block keeps fewer registers.
+// registers first (as fused_step must), and the block keeps fewer registers.
 DTSIM_HD inline void fused_step_from_tiles(const StepBatch& s, const FusedLayerPlan& f,
                                            const StepRows& r, int o0, int i0, int t,
                                            const FusedAccumulators& a, const float* w,
