@@ -16,9 +16,10 @@
 # time and, on the device, the shares of the backend's time spent uploading, computing,
 # downloading (device events) and staging (host copies, which overlap the bus: the four
 # shares can add up to more than 100%; docs/trace-schema.md), the shares of the wall
-# time in the algorithm's hooks and in evaluations, and on a resident device the shares of
-# the milliseconds per batch (a synchronous round) its stream spent mixing, in the pass, in
-# the local steps and idle, waiting for the host (cuda/phase_timer.hpp says where).
+# time in the algorithm's hooks and in evaluations, and on a resident device the
+# milliseconds per batch (a synchronous round) its stream spent mixing, in the pass, in the
+# local steps and idle, waiting for the host (cuda/phase_timer.hpp says where; with REPEATS,
+# their means over the runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dtsim="${1:-build/release}/apps/dtsim"
@@ -82,9 +83,10 @@ hooks = f"{100 * a['algorithm_task_wall_seconds'] / wall:.0f}" if batched else "
 rest = f"{hooks}/{100 * a['eval_wall_seconds'] / wall:.0f}"
 # A resident device run: its stream's mixing, pass, local steps and idle time (waiting for
 # the host), in milliseconds per batch (bench/goal_row.py reads them).
-stream = [a.get(f"device_{p}_wall_seconds", 0.0) for p in ("mixing", "compute", "steps", "idle")]
-device = ("/".join(f"{1e3 * p / a['gradient_batches']:.3f}" for p in stream)
-          if stream[0] + stream[2] > 0 else "-")
+stream = [statistics.mean(x.get(f"device_{p}_wall_seconds", 0.0) / x["gradient_batches"]
+                         for x in runs) if batched else 0.0
+          for p in ("mixing", "compute", "steps", "idle")]
+device = "/".join(f"{1e3 * p:.3f}" for p in stream) if stream[0] + stream[2] > 0 else "-"
 print(f"{backend:<12} {n:>6} {int(steps):>8} {whole:>14} {alone:>12} {share:>9} "
       f"{mean:>8.1f} {bus:>12.3f} {rest:>11} {split:>25} {device}")
 PY

@@ -63,7 +63,8 @@ status=0
   2> "$work/err" || status=$?
 [ "$status" = 2 ] && grep -q "model.backend: backend cuda runs the built-in models" "$work/err" ||
   { echo "backend cuda with tanh-mlp: exit $status"; cat "$work/err"; exit 1; }
-# The installed dtsim reports with the installed analysis scripts, whatever the source tree.
+# The installed dtsim draws its report's figures with the installed analysis scripts, not
+# with the source tree's.
 if [ -x /usr/bin/python3 ]; then
   mkdir -p "$work/report-runs"
   cp "$work/ternary.h5" "$work/tanh.h5" "$work/report-runs/"
