@@ -225,10 +225,14 @@ TEST_SUITE("cuda") {
     // model and momentum in place (input-major), zero where the tile leaves the layer.
     StepBatch rule;
     rule.momentum = 0.9f;
-    const int node[] = {2};
-    rule.node = node;
     Problem q;
     q.offset = Problem::kLead;
+    const int node[] = {2};
+    float* out[] = {q.messages.data()};
+    const float lr[] = {0.1f};
+    rule.node = node;
+    rule.out = out;
+    rule.lr = lr;
     const FusedLayerPlan f = q.plan();
     const StepRows r =
         step_rows(rule, q.grads.data(), q.models.data(), q.momenta.data(), Problem::kP, 0);
