@@ -12,26 +12,10 @@ SharedBuffer::SharedBuffer(Slot* slot) : slot_(slot) {
   ++slot_->refs;
 }
 
-SharedBuffer::SharedBuffer(const SharedBuffer& o) : slot_(o.slot_) {
-  if (slot_)
-    ++slot_->refs;
-}
-
-SharedBuffer::SharedBuffer(SharedBuffer&& o) noexcept : slot_(o.slot_) {
-  o.slot_ = nullptr;
-}
-
-SharedBuffer& SharedBuffer::operator=(SharedBuffer o) noexcept {
-  std::swap(slot_, o.slot_);
-  return *this;
-}
-
-SharedBuffer::~SharedBuffer() {
-  if (slot_ && --slot_->refs == 0) {
-    Storage* storage = slot_->storage;
-    storage->free.push_back(slot_);
-    Storage::release(storage); // the slot no longer keeps it
-  }
+void SharedBuffer::recycle() {
+  Storage* storage = slot_->storage;
+  storage->free.push_back(slot_);
+  Storage::release(storage); // the slot no longer keeps it
 }
 
 std::span<const float> SharedBuffer::view() const {
@@ -78,8 +62,7 @@ std::size_t BufferPool::buffers_allocated() const {
 SharedBuffer BufferPool::acquire() {
   auto& st = *storage_;
   if (st.free.empty()) {
-    st.slots.push_back(std::make_unique<SharedBuffer::Slot>());
-    SharedBuffer::Slot& slot = *st.slots.back();
+    SharedBuffer::Slot& slot = st.slots.emplace_back();
     slot.data.resize(static_cast<Eigen::Index>(size_));
     slot.id = static_cast<std::uint32_t>(st.slots.size() - 1);
     slot.storage = storage_;

@@ -5,8 +5,10 @@
 #include "sim/core/flat_vector.hpp"
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace dtsim {
@@ -21,9 +23,13 @@ class BufferPool;
 class SharedBuffer {
 public:
   SharedBuffer() = default;
+  // Inline: events and inboxes copy and drop handles at every message (the engine's hot path).
   SharedBuffer(const SharedBuffer& o);
-  SharedBuffer(SharedBuffer&& o) noexcept;
-  SharedBuffer& operator=(SharedBuffer o) noexcept;
+  SharedBuffer(SharedBuffer&& o) noexcept : slot_(o.slot_) { o.slot_ = nullptr; }
+  SharedBuffer& operator=(SharedBuffer o) noexcept {
+    std::swap(slot_, o.slot_);
+    return *this;
+  }
   ~SharedBuffer();
 
   explicit operator bool() const { return slot_ != nullptr; }
@@ -39,6 +45,7 @@ private:
   struct Slot;
   struct Storage;
   explicit SharedBuffer(Slot* slot);
+  void recycle(); // the last handle let go: the slot goes back to its pool
   Slot* slot_ = nullptr;
 };
 
@@ -68,7 +75,9 @@ struct SharedBuffer::Slot {
 };
 
 struct SharedBuffer::Storage {
-  std::vector<std::unique_ptr<Slot>> slots;
+  // A deque: slots never move once made, and lie next to each other (a handle's count is
+  // read at every copy: scattered one-slot allocations cost a cache miss each).
+  std::deque<Slot> slots;
   std::vector<Slot*> free;
   // Its owners: the pool while it lives, and each slot in use. The last to let go deletes
   // it (engine thread only, as the slots' counts).
@@ -78,5 +87,15 @@ struct SharedBuffer::Storage {
       delete s;
   }
 };
+
+inline SharedBuffer::SharedBuffer(const SharedBuffer& o) : slot_(o.slot_) {
+  if (slot_)
+    ++slot_->refs;
+}
+
+inline SharedBuffer::~SharedBuffer() {
+  if (slot_ && --slot_->refs == 0)
+    recycle();
+}
 
 } // namespace dtsim
