@@ -147,6 +147,25 @@ void check_same_steps(const StepBatch& rule, std::size_t offset) {
   }
 }
 
+// Step entry 0 as node 2 of q (rate 0.1, its message q's first; momentum 0.9): the rule and
+// the rows a block of that entry reads. Holds the arrays the rule points to: used in place.
+struct NodeTwoEntry {
+  int node[1] = {2};
+  float* out[1];
+  float lr[1] = {0.1f};
+  StepBatch rule;
+  StepRows rows;
+  explicit NodeTwoEntry(Problem& q) : out{q.messages.data()} {
+    rule.momentum = 0.9f;
+    rule.node = node;
+    rule.out = out;
+    rule.lr = lr;
+    rows = step_rows(rule, q.grads.data(), q.models.data(), q.momenta.data(), Problem::kP, 0);
+  }
+  NodeTwoEntry(const NodeTwoEntry&) = delete;
+  NodeTwoEntry& operator=(const NodeTwoEntry&) = delete;
+};
+
 } // namespace
 
 TEST_SUITE("cuda") {
@@ -223,19 +242,11 @@ TEST_SUITE("cuda") {
   TEST_CASE("fused layer steps: the shared tiles hold the block's weights, zero past the layer") {
     // The corner tile of a second layer (outputs 64..69 of 70, inputs 128..149 of 150): its
     // model and momentum in place (input-major), zero where the tile leaves the layer.
-    StepBatch rule;
-    rule.momentum = 0.9f;
     Problem q;
     q.offset = Problem::kLead;
-    const int node[] = {2};
-    float* out[] = {q.messages.data()};
-    const float lr[] = {0.1f};
-    rule.node = node;
-    rule.out = out;
-    rule.lr = lr;
+    const NodeTwoEntry entry(q);
+    const StepRows& r = entry.rows;
     const FusedLayerPlan f = q.plan();
-    const StepRows r =
-        step_rows(rule, q.grads.data(), q.models.data(), q.momenta.data(), Problem::kP, 0);
     std::vector<float> w(kFusedTileFloats, -1.0f), m(kFusedTileFloats, -1.0f);
     const int o0 = kFusedTile, i0 = 2 * kFusedTile;
     for (int t = 0; t < kFusedThreads; ++t)
@@ -262,21 +273,14 @@ TEST_SUITE("cuda") {
   TEST_CASE("fused layer steps: a shared tile read at the wrong place is caught") {
     // The prefetching steps' comparison must be able to fail: entry 0's blocks with tiles
     // copied from a layer one float later (each weight's neighbour) step to other messages.
-    StepBatch rule;
-    rule.momentum = 0.9f;
-    const Problem fused = run(rule, true);
     Problem q;
-    const int node[] = {2};
-    float* out[] = {q.messages.data()};
-    const float lr[] = {0.1f};
-    rule.node = node;
-    rule.out = out;
-    rule.lr = lr;
+    const NodeTwoEntry entry(q);
+    const StepBatch& rule = entry.rule;
+    const StepRows& r = entry.rows;
+    const Problem fused = run(rule, true);
     const FusedLayerPlan f = q.plan();
     FusedLayerPlan later = f;
     ++later.offset;
-    const StepRows r =
-        step_rows(rule, q.grads.data(), q.models.data(), q.momenta.data(), Problem::kP, 0);
     std::vector<float> dz(kFusedShared), x(kFusedShared), w(kFusedTileFloats), m(kFusedTileFloats);
     std::vector<FusedAccumulators> acc(kFusedThreads);
     for (int tile = 0; tile < fused_tiles(f); ++tile) {
