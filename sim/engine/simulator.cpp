@@ -450,7 +450,7 @@ void Simulator::on_gradient_ready(const Event& e) {
   parts_.algorithm->on_gradient(*this, node, result);
   // After the algorithm: its messages (e.g. the gradient to a server) go out on the node's
   // link before the orderer's, as a worker would send what the next step waits for first.
-  if (order_ && order_acts_on_gradients_) {
+  if (order_acts_on_gradients_) { // false without an order
     const auto t0 = std::chrono::steady_clock::now();
     order_->on_gradient_ready(channel_, node);
     order_engine_wall_s_ +=

@@ -114,6 +114,13 @@ double worst(const std::vector<float>& a, const std::vector<float>& b) {
   return w;
 }
 
+// The same messages, momenta and gradients, bit for bit.
+void check_same_vectors(const Problem& a, const Problem& b) {
+  CHECK(a.messages == b.messages);
+  CHECK(a.momenta == b.momenta);
+  CHECK(a.grads == b.grads);
+}
+
 void check_same_steps(const StepBatch& rule, std::size_t offset) {
   const Problem fused = run(rule, true, false, offset), unfused = run(rule, false, false, offset);
   const Problem before;
@@ -122,17 +129,11 @@ void check_same_steps(const StepBatch& rule, std::size_t offset) {
   // The same sums in the same order: the same bits (this file is built without fused
   // multiply-adds, which a compiler could place differently in the two; on the device the
   // fused kernel's gradient differs from cuBLAS's in rounding, cuda_resident_test.cpp).
-  CHECK(fused.messages == unfused.messages);
-  CHECK(fused.momenta == unfused.momenta);
-  CHECK(fused.grads == unfused.grads);
+  check_same_vectors(fused, unfused);
   // The minibatches read by index: the same values, the same bits.
-  CHECK(by_index.messages == fused.messages);
-  CHECK(by_index.momenta == fused.momenta);
-  CHECK(by_index.grads == fused.grads);
+  check_same_vectors(by_index, fused);
   // The model and momentum copied into the shared tiles first: the same values, the same bits.
-  CHECK(prefetched.messages == fused.messages);
-  CHECK(prefetched.momenta == fused.momenta);
-  CHECK(prefetched.grads == fused.grads);
+  check_same_vectors(prefetched, fused);
   // Something moved, and only the layer of the stepped nodes' rows: the rest of each
   // message, and nodes 0 and 1, are as they were.
   CHECK(worst(fused.messages, before.messages) > 1e-3);
