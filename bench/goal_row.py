@@ -55,7 +55,7 @@ def parse(path):
     ab, goal, split = [], [], {}
     title = None
     for line in open(path, encoding="utf-8"):
-        m = re.match(r"=== goal row, commit: (\w+), run (\d+)$", line.strip())
+        m = re.match(r"=== goal row, commit: ([\w-]+), run (\d+)$", line.strip())
         if m:
             title = (m.group(1), int(m.group(2)))
             continue
