@@ -13,28 +13,30 @@
 namespace dtsim::cuda {
 namespace {
 
-// The first layer's mixing fused into its forward product (MlpFusion::mixing) is
-// off until a GPU has measured it; DTSIM_CUDA_MIXED_FORWARD=1 turns it on for such a
-// measurement (the trace's gradient_backend then says so).
-bool mixed_forward_requested() {
-  const char* v = std::getenv("DTSIM_CUDA_MIXED_FORWARD");
-  return v != nullptr && std::string_view(v) == "1";
+// Whether the environment sets `name` to `value`: the switches below, each for a
+// measurement of a kernel choice against its alternative on one binary (the trace's
+// gradient_backend names every choice off its default).
+bool environment_says(const char* name, std::string_view value) {
+  const char* v = std::getenv(name);
+  return v != nullptr && std::string_view(v) == value;
 }
 
-// The first two layers' weight gradients fused into the local steps (MlpFusion::step_layers);
-// DTSIM_CUDA_FUSED_LAYERS=1 keeps the first alone, as before 2026-11-27, for a measurement
-// of the second's fusion against it on one binary (the trace's gradient_backend says so).
-int fused_step_layers() {
-  const char* v = std::getenv("DTSIM_CUDA_FUSED_LAYERS");
-  return v != nullptr && std::string_view(v) == "1" ? 1 : MlpFusion{}.step_layers;
-}
-
-// The fused steps' tiles copied into shared memory during the sums (MlpFusion::prefetch);
-// DTSIM_CUDA_FUSED_PREFETCH=0 loads them after the sums (the earlier kernel, fused_step),
-// for a measurement of the copy on one binary (the trace's gradient_backend says so).
-bool fused_prefetch() {
-  const char* v = std::getenv("DTSIM_CUDA_FUSED_PREFETCH");
-  return !(v != nullptr && std::string_view(v) == "0");
+// The MLP's kernel choices (MlpFusion), each at its default but where the environment says:
+// DTSIM_CUDA_MIXED_FORWARD=1 the first layer's mixing in its forward product (off until a
+// GPU has measured a gain); DTSIM_CUDA_FUSED_LAYERS=1 the first layer's steps alone fused,
+// as before 2026-11-27; DTSIM_CUDA_FUSED_PREFETCH=0 the fused steps' model and momentum
+// loaded after the sums (the earlier kernel, fused_step); DTSIM_CUDA_FUSED_SUMS_FIRST=0 the
+// sums' inputs copied after the tiles; DTSIM_CUDA_PLAIN_MIX=0 the plain mixing in the kernel
+// of every mixing.
+MlpFusion fusion_from_environment() {
+  MlpFusion f;
+  f.mixing = environment_says("DTSIM_CUDA_MIXED_FORWARD", "1");
+  if (environment_says("DTSIM_CUDA_FUSED_LAYERS", "1"))
+    f.step_layers = 1;
+  f.prefetch = !environment_says("DTSIM_CUDA_FUSED_PREFETCH", "0");
+  f.sums_first = !environment_says("DTSIM_CUDA_FUSED_SUMS_FIRST", "0");
+  f.plain_mixing_kernel = !environment_says("DTSIM_CUDA_PLAIN_MIX", "0");
+  return f;
 }
 
 class CudaGradients final : public BatchedGradients {
@@ -86,10 +88,7 @@ std::unique_ptr<BatchedGradients> make_gradients(const Model& model, const Datas
   std::unique_ptr<DeviceGradients> device;
   if (const auto* mlp = dynamic_cast<const Mlp*>(&model))
     device = make_device_mlp(mlp_widths(*mlp), features, train.labels, batch_size, 65535, resident,
-                             {.steps = true,
-                              .step_layers = fused_step_layers(),
-                              .prefetch = fused_prefetch(),
-                              .mixing = mixed_forward_requested()});
+                             fusion_from_environment());
   else if (const auto* cnn = dynamic_cast<const Cnn*>(&model))
     device =
         make_device_cnn(cnn_batch_shape(*cnn), features, train.labels, batch_size, 65535, resident);

@@ -76,10 +76,12 @@ public:
         throw std::runtime_error(why);
       store_ = std::make_unique<DeviceResidentStore>(resident.nodes, net_.num_params(),
                                                      stream_.stream, bus_);
+      store_->use_plain_mixing_kernel(fusion.plain_mixing_kernel);
       if constexpr (kCanFuse) {
         fuse_layers_ =
             fusion.steps ? std::clamp(fusion.step_layers, 0, net_.deferrable_layers()) : 0;
         fused_prefetch_ = fusion.prefetch;
+        fused_sums_first_ = fusion.sums_first;
         mix_forward_ = fusion.mixing && batch_size <= kMixedExamples;
         mix_min_blocks_per_sm_ = fusion.mixing_min_blocks_per_sm;
         store_->on_gradient_read([this] { settle_deferred(); });
@@ -144,6 +146,9 @@ public:
   // (DeviceResidentStore::run_mixes) and it is one chunk of at most 32 examples a node.
   std::string kernel_notes() const override {
     std::string notes = mix_forward_ ? "first layer's mixing in its forward pass turned on" : "";
+    if (store_ && !store_->plain_mixing_kernel())
+      notes += (notes.empty() ? "" : "; ") +
+               std::string("the plain mixing in the kernel of every mixing");
     if constexpr (kCanFuse)
       if (store_ && fuse_layers_ == 1 && net_.deferrable_layers() > 1)
         notes += (notes.empty() ? "" : "; ") + std::string("the first layer's steps alone fused");
@@ -151,6 +156,10 @@ public:
       if (store_ && fuse_layers_ > 0 && !fused_prefetch_)
         notes += (notes.empty() ? "" : "; ") +
                  std::string("the fused steps' model and momentum loaded after the sums");
+    if constexpr (kCanFuse)
+      if (store_ && fuse_layers_ > 0 && fused_prefetch_ && !fused_sums_first_)
+        notes += (notes.empty() ? "" : "; ") +
+                 std::string("the fused steps' sums' inputs copied after their tiles");
     return notes;
   }
 
@@ -494,6 +503,7 @@ private:
                              net_.fused_layers(common, scratch_pointers_.data(), n,
                                                jobs[job_ids[0]].node, !forward_done, defer)};
         deferred_->layers.prefetch = fused_prefetch_;
+        deferred_->layers.sums_first = fused_sums_first_;
       }
     } else {
       net_.run(blas_.blas, s, common, scratch_pointers_.data(), count, n);
@@ -656,9 +666,10 @@ private:
   mutable ResidentPhaseTimer phases_; // read at the run's end by transfers()
   bool losses_in_flight_ = false;     // run_resident left a whole batch's losses for collect()
   std::unique_ptr<DeviceResidentStore> store_; // backend cuda-resident only; after stream_
-  int fuse_layers_ = 0;        // kCanFuse and resident: the layers a pass leaves for fused steps
-  bool fused_prefetch_ = true; // MlpFusion::prefetch
-  bool mix_forward_ = false;   // kCanFuse, resident, turned on, minibatches of up to 32
+  int fuse_layers_ = 0;          // kCanFuse and resident: the layers a pass leaves for fused steps
+  bool fused_prefetch_ = true;   // MlpFusion::prefetch
+  bool fused_sums_first_ = true; // MlpFusion::sums_first
+  bool mix_forward_ = false;     // kCanFuse, resident, turned on, minibatches of up to 32
   int sm_count_ = 1;
   int mix_min_blocks_per_sm_ = 0; // MlpFusion's: fewer blocks per SM mix apart
   struct Deferred {

@@ -77,6 +77,16 @@ struct MlpFusion {
   // loads them after the sums, as before, where the environment has
   // DTSIM_CUDA_FUSED_PREFETCH=0, for a measurement of the one against the other.
   bool prefetch = true;
+  // With prefetch, the sums' inputs of a minibatch of up to 32 examples copied the same way,
+  // before the tiles, so that the sums do not wait behind them (built without a GPU); the
+  // backend copies them after the tiles, as before, where the environment has
+  // DTSIM_CUDA_FUSED_SUMS_FIRST=0.
+  bool sums_first = true;
+  // A plain gossip mixing (no refresh, subtraction or CHOCO-SGD) in a kernel of its own
+  // (plain_mix_tile), with fewer registers than the kernel of every mixing; the backend runs
+  // it in that kernel where the environment has DTSIM_CUDA_PLAIN_MIX=0, for a measurement of
+  // the one against the other on one binary. Every model's resident store takes it.
+  bool plain_mixing_kernel = true;
   // A plain gossip mixing into the forward product, for minibatches of up to 32
   // (mixed_first_layer.hpp). Off by default until a GPU has measured it: the backend turns
   // it on where the environment has DTSIM_CUDA_MIXED_FORWARD=1.

@@ -109,7 +109,11 @@ __global__ void fused_layer_step_kernel(StepBatch s, FusedLayerPlan f, float* gr
 // The same with the block's tiles of the model and momentum copied into shared memory
 // (cp.async, fused_tile_copy) while its gradient sums run, so that their DRAM latency hides
 // behind the sums without the registers that loading them early took (fused_step's note).
-// 48 KB of static shared memory a block.
+// With SumsFirst (a minibatch of at most kFusedExamples, one load), the sums' inputs are
+// copied the same way, before the tiles and in a group of their own, so that the sums wait
+// for their 16 KB alone, not for the loads queued behind the tiles' 32 KB. 48 KB of static
+// shared memory a block.
+template <bool SumsFirst>
 __global__ void __launch_bounds__(kFusedThreads)
     fused_layer_step_prefetch_kernel(StepBatch s, FusedLayerPlan f, float* grads,
                                      const float* models, float* momenta, std::size_t P,
@@ -117,13 +121,24 @@ __global__ void __launch_bounds__(kFusedThreads)
   __shared__ float s_dz[kFusedShared], s_x[kFusedShared];
   __shared__ float s_w[kFusedTileFloats], s_m[kFusedTileFloats];
   const FusedBlock k = fused_block(f, first_entry);
+  const auto copy_async = [](float* dst, const float* from, std::size_t at, bool valid) {
+    __pipeline_memcpy_async(dst, from + (valid ? at : 0), sizeof(float), valid ? 0 : sizeof(float));
+  };
+  if constexpr (SumsFirst) {
+    fused_load(f, s.node[k.b] - f.first_node, k.o0, k.i0, 0, f.n, k.t, s_dz, s_x, copy_async);
+    __pipeline_commit();
+  }
   fused_tile_copy(f, step_rows(s, grads, models, momenta, P, k.b), k.o0, k.i0, k.t, s_w, s_m,
-                  [](float* dst, const float* src, bool in_layer) {
-                    __pipeline_memcpy_async(dst, src, sizeof(float), in_layer ? 0 : sizeof(float));
-                  });
+                  copy_async);
   __pipeline_commit();
   FusedAccumulators acc{};
-  fused_block_sums(s, f, k, s_dz, s_x, acc);
+  if constexpr (SumsFirst) {
+    __pipeline_wait_prior(1); // the sums' inputs (the barrier: every thread's)
+    __syncthreads();
+    fused_accumulate(k.t, s_dz, s_x, f.n, acc);
+  } else {
+    fused_block_sums(s, f, k, s_dz, s_x, acc);
+  }
   __pipeline_wait_prior(0); // this thread's copies; the barrier makes every thread's visible
   __syncthreads();
   fused_step_from_tiles(s, f, step_rows(s, grads, models, momenta, P, k.b), k.o0, k.i0, k.t, acc,
@@ -158,6 +173,11 @@ public:
     models_.resize(nodes_ * P_, "cudaMalloc (resident models)");
     grads_.resize(nodes_ * P_, "cudaMalloc (resident gradients)");
   }
+
+  // Whether a plain mixing runs in a kernel of its own (plain_mix_tile; the default) or in
+  // the kernel of every mixing (mix_tile): the same bits either way.
+  void use_plain_mixing_kernel(bool on) { plain_mixing_kernel_ = on; }
+  bool plain_mixing_kernel() const { return plain_mixing_kernel_; }
 
   // --- ResidentVectors: plans queued by the hooks (each node's own entry: no race) ---
   void set_local_update(const LocalUpdateRule& rule) override {
@@ -462,10 +482,16 @@ public:
     const std::size_t first = first_layer > 0 && first_layer < P && plain && count == jobs.size()
                                   ? first_layer
                                   : 0; // the elements mixed here: [first, P)
-    each_tile<kTile>(stream_, static_cast<int>(count), P - first,
-                     [=] __device__(int b, std::size_t e0, std::size_t stride) {
-                       mix_tile<kTile>(batch, models, mhat, P, b, first + e0, stride);
-                     });
+    if (plain && plain_mixing_kernel_)
+      each_tile<kTile>(stream_, static_cast<int>(count), P - first,
+                       [=] __device__(int b, std::size_t e0, std::size_t stride) {
+                         plain_mix_tile<kTile>(batch, models, P, b, first + e0, stride);
+                       });
+    else
+      each_tile<kTile>(stream_, static_cast<int>(count), P - first,
+                       [=] __device__(int b, std::size_t e0, std::size_t stride) {
+                         mix_tile<kTile>(batch, models, mhat, P, b, first + e0, stride);
+                       });
     check(cudaGetLastError(), "kernel launch (resident mixing)");
     if (first > 0) {
       pending_first_layer_ = PendingFirstLayer{batch, count, first};
@@ -721,8 +747,11 @@ public:
       for (std::size_t at = 0; at < count; at += kMaxGridY) {
         const auto slice = static_cast<unsigned>(std::min(kMaxGridY, count - at));
         const dim3 grid(static_cast<unsigned>(fused_tiles(f)), slice);
-        if (fused->prefetch)
-          fused_layer_step_prefetch_kernel<<<grid, kFusedThreads, 0, stream_>>>(
+        if (fused->prefetch && fused->sums_first && f.n <= kFusedExamples)
+          fused_layer_step_prefetch_kernel<true><<<grid, kFusedThreads, 0, stream_>>>(
+              batch, f, grads, models, momenta, P, static_cast<int>(at));
+        else if (fused->prefetch)
+          fused_layer_step_prefetch_kernel<false><<<grid, kFusedThreads, 0, stream_>>>(
               batch, f, grads, models, momenta, P, static_cast<int>(at));
         else
           fused_layer_step_kernel<<<grid, kFusedThreads, 0, stream_>>>(
@@ -885,6 +914,7 @@ private:
   std::vector<Step> steps_;
   LocalUpdateRule rule_;
   std::function<void()> settle_gradients_;
+  bool plain_mixing_kernel_ = true;
   bool fused_rows_unwritten_ = false; // a fused step kept its layers' gradient off the row
   StagedPlan<int> mix_node_, mix_first_, chunk_node_, step_node_;
   StagedPlan<int> mix_refresh_; // a quasi-global rule with a refresh period: refresh after it

@@ -62,6 +62,9 @@ struct FusedLayers {
   // Whether each block copies its tiles of the model and momentum into shared memory while
   // its gradient sums run (fused_tile_copy), instead of loading them after (MlpFusion).
   bool prefetch = true;
+  // With prefetch, and a minibatch of one load (n <= kFusedExamples): the sums' inputs
+  // copied the same way, before the tiles (fused_layer_step_prefetch_kernel<true>).
+  bool sums_first = true;
 };
 
 // The plans of a pass run with its first `layers` layers' weight gradients deferred
@@ -115,25 +118,36 @@ struct FusedAccumulators {
   float g[kFusedOutPerThread][kFusedInPerThread];
 };
 
+// The copy of element `at` of `from` into shared memory at dst, or a zero there where
+// `valid` is false (then nothing is read): the load the host and the plain kernels take,
+// where the device's prefetching kernel takes an asynchronous copy (cp.async).
+struct CopyOrZero {
+  DTSIM_HD void operator()(float* dst, const float* from, std::size_t at, bool valid) const {
+    *dst = valid ? from[at] : 0.0f;
+  }
+};
+
 // Thread t's share of loading examples [k0, k0 + kc) of position p's tile (outputs from
-// o0, inputs from i0) into s_dz[k][c] and s_x[k][c] (zero past the layer's edges).
+// o0, inputs from i0) into s_dz[k][c] and s_x[k][c] (zero past the layer's edges), each float
+// by copy(dst, from, at, valid) (CopyOrZero's).
+template <class Copy = CopyOrZero>
 DTSIM_HD inline void fused_load(const FusedLayerPlan& f, int p, int o0, int i0, int k0, int kc,
-                                int t, float* s_dz, float* s_x) {
+                                int t, float* s_dz, float* s_x, const Copy& copy = {}) {
   const float* dz = f.dz + static_cast<std::size_t>(p) * f.out * f.n;
   if (f.x) { // the gathered minibatch: example k is its column k
     const float* x = f.x + static_cast<std::size_t>(p) * f.in * f.n;
     for (int v = t; v < kc * kFusedTile; v += kFusedThreads) {
       const int k = k0 + v / kFusedTile, c = v % kFusedTile;
-      s_dz[v] = o0 + c < f.out ? dz[static_cast<std::size_t>(k) * f.out + o0 + c] : 0.0f;
-      s_x[v] = i0 + c < f.in ? x[static_cast<std::size_t>(k) * f.in + i0 + c] : 0.0f;
+      copy(s_dz + v, dz, static_cast<std::size_t>(k) * f.out + o0 + c, o0 + c < f.out);
+      copy(s_x + v, x, static_cast<std::size_t>(k) * f.in + i0 + c, i0 + c < f.in);
     }
     return;
   }
   const std::uint32_t* idx = f.idx + static_cast<std::size_t>(p) * f.n; // by index
   for (int v = t; v < kc * kFusedTile; v += kFusedThreads) {
     const int k = k0 + v / kFusedTile, c = v % kFusedTile;
-    s_dz[v] = o0 + c < f.out ? dz[static_cast<std::size_t>(k) * f.out + o0 + c] : 0.0f;
-    s_x[v] = i0 + c < f.in ? f.train[static_cast<std::size_t>(idx[k]) * f.in + i0 + c] : 0.0f;
+    copy(s_dz + v, dz, static_cast<std::size_t>(k) * f.out + o0 + c, o0 + c < f.out);
+    copy(s_x + v, f.train, static_cast<std::size_t>(idx[k]) * f.in + i0 + c, i0 + c < f.in);
   }
 }
 
@@ -204,8 +218,8 @@ DTSIM_HD inline void fused_step(const StepBatch& s, const FusedLayerPlan& f, flo
 }
 
 // Thread t's share of copying the tile at (o0, i0) of row r's model and momentum (none
-// without one) into the shared tiles w and m, by copy(dst, src, in_layer): in_layer false past
-// the layer's edges, where dst is to be zero (src is then the row's start, never read). On
+// without one) into the shared tiles w and m, by copy(dst, row, e, in_layer) (CopyOrZero's):
+// in_layer false past the layer's edges, where dst is to be zero (e is then 0, never read). On
 // the device an asynchronous copy (cp.async) that the block's gradient sums overlap; each
 // warp copies 128 consecutive bytes of a column of W at a time.
 template <class Copy>
@@ -215,9 +229,9 @@ DTSIM_HD inline void fused_tile_copy(const FusedLayerPlan& f, const StepRows& r,
     const int o = o0 + v % kFusedTile, i = i0 + v / kFusedTile;
     const bool in_layer = o < f.out && i < f.in;
     const std::size_t e = in_layer ? f.offset + static_cast<std::size_t>(i) * f.out + o : 0;
-    copy(w + v, r.x + e, in_layer);
+    copy(w + v, r.x, e, in_layer);
     if (r.m)
-      copy(m + v, r.m + e, in_layer);
+      copy(m + v, r.m, e, in_layer);
   }
 }
 
@@ -258,10 +272,7 @@ inline void fused_block_on_host(const StepBatch& s, const FusedLayerPlan& f, flo
   const StepRows r = step_rows(s, grads, models, momenta, P, b);
   if (prefetch)
     for (int t = 0; t < kFusedThreads; ++t)
-      fused_tile_copy(f, r, o0, i0, t, s_w, s_m,
-                      [] DTSIM_HD(float* dst, const float* src, bool in_layer) {
-                        *dst = in_layer ? *src : 0.0f;
-                      });
+      fused_tile_copy(f, r, o0, i0, t, s_w, s_m, CopyOrZero{});
   for (int k0 = 0; k0 < f.n; k0 += kFusedExamples) {
     const int kc = f.n - k0 < kFusedExamples ? f.n - k0 : kFusedExamples;
     for (int t = 0; t < kFusedThreads; ++t)

@@ -134,14 +134,25 @@ DTSIM_HD inline void mix_sums(const MixBatch& m, const float* self, int b, At at
   }
 }
 
-// A tile of batch entry b's elements: e = e0 + j * stride for j < J (those below P). The
-// per-entry plan (row, weights, input pointers) is read once per tile, not once per element:
-// an element kernel that reads it per element spends more instructions on the plan than on
-// the vectors it streams. Per element the operations and their order do not depend on J.
+// A tile's values v into row x (x[e0 + j * stride] for the j whose element is below P).
 template <int J>
-DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std::size_t P, int b,
-                              std::size_t e0, std::size_t stride) {
-  float v[J];
+DTSIM_HD inline void store_tile(float* x, std::size_t P, std::size_t e0, std::size_t stride,
+                                const float (&v)[J]) {
+  DTSIM_UNROLL
+  for (int j = 0; j < J; ++j) {
+    const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
+    if (e >= P)
+      break;
+    x[e] = v[j];
+  }
+}
+
+// Entry b's mixed sums of a tile (mix_sums over its elements below P) into v; returns the
+// start of the entry's row (its node's) in rows of P floats.
+template <int J>
+DTSIM_HD inline std::size_t mix_tile_sums(const MixBatch& m, const float* models, std::size_t P,
+                                          int b, std::size_t e0, std::size_t stride,
+                                          float (&v)[J]) {
   const std::size_t row = static_cast<std::size_t>(m.node[b]) * P;
   const float* self = m.self_is_destination ? models + row : m.self[b] + m.input_offset;
   mix_sums<J>(
@@ -151,6 +162,29 @@ DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std
         return e < P;
       },
       v);
+  return row;
+}
+
+// The plain mixing's tile (MixBatch without a refresh, a subtraction, an added row or
+// CHOCO-SGD, whose fields it leaves unread): mix_tile's plain case, for a kernel of its own.
+// mix_tile's every case in one kernel takes 44 registers a thread on sm_90, this one fewer,
+// so that more threads, and their loads, fit on an SM.
+template <int J>
+DTSIM_HD inline void plain_mix_tile(const MixBatch& m, float* models, std::size_t P, int b,
+                                    std::size_t e0, std::size_t stride) {
+  float v[J];
+  store_tile<J>(models + mix_tile_sums<J>(m, models, P, b, e0, stride, v), P, e0, stride, v);
+}
+
+// A tile of batch entry b's elements: e = e0 + j * stride for j < J (those below P). The
+// per-entry plan (row, weights, input pointers) is read once per tile, not once per element:
+// an element kernel that reads it per element spends more instructions on the plan than on
+// the vectors it streams. Per element the operations and their order do not depend on J.
+template <int J>
+DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std::size_t P, int b,
+                              std::size_t e0, std::size_t stride) {
+  float v[J];
+  const std::size_t row = mix_tile_sums<J>(m, models, P, b, e0, stride, v);
   float* x = models + row;
   if (m.choco) { // every row's element loaded before the first store (local_step_tile's why)
     const ChocoRows& rows = m.choco_rows;
@@ -173,13 +207,7 @@ DTSIM_HD inline void mix_tile(const MixBatch& m, float* models, float* mhat, std
     return;
   }
   if (!m.refresh_lr && !m.subtract_lr && !m.add_rows) { // the plain mixing: nothing to read
-    DTSIM_UNROLL
-    for (int j = 0; j < J; ++j) {
-      const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
-      if (e >= P)
-        break;
-      x[e] = v[j];
-    }
+    store_tile<J>(x, P, e0, stride, v);
     return;
   }
   const float refresh_lr = m.refresh_lr ? m.refresh_lr[b] : 0.0f;

@@ -28,7 +28,13 @@
 # (bench/goal_row.py --pair fused1,fused2); 'prefetch' the goal row with the fused steps'
 # model and momentum loaded after the sums and copied into shared memory during them
 # (DTSIM_CUDA_FUSED_PREFETCH=0 / 1) in turn, three times (--pair prefetch0,prefetch1), then
-# 3 rounds' kernels of each under Nsight Compute; 'differential' runs 24 random small scenarios (every
+# 3 rounds' kernels of each under Nsight Compute; 'tune' the goal row with the plain mixing
+# in the kernel of every mixing and in its own (DTSIM_CUDA_PLAIN_MIX=0 / 1), then with the
+# fused steps' sums' inputs copied after their tiles and before
+# (DTSIM_CUDA_FUSED_SUMS_FIRST=0 / 1), three times each (--pair plainmix0,plainmix1 and
+# sumsfirst0,sumsfirst1), then those kernels under Nsight Compute with each choice and the
+# default ones in detail (stall reasons, memory, occupancy); 'differential' runs 24 random
+# small scenarios (every
 # built-in algorithm and compressor, tests/app/backend_differential.py) on cpu-resident and
 # cuda-resident and keeps, under $OUT/differential, those whose final loss or accuracy
 # differ by more than 5% or 3 points, or that end otherwise, and, where the bundle has the
@@ -204,6 +210,32 @@ if want prefetch; then
         "$build/apps/dtsim" run bench/dpsgd32.yaml --quiet --set nodes=1024 \
         --set model.backend=cuda-resident -o "/tmp/ncu_prefetch$m.h5" --set stop.steps=3
     done
+  fi
+fi
+# The plain mixing in a kernel of its own (plain_mix_tile) against the kernel of every
+# mixing, and the fused steps' sums' inputs copied before their tiles against after, each in
+# the same binary, A B, B A, A B as 'ab'; then each kernel's time under Nsight Compute with
+# either choice, and the default kernels' stall reasons, memory traffic and occupancy.
+if want tune; then
+  same_binary_pairs plainmix DTSIM_CUDA_PLAIN_MIX 0 1
+  same_binary_pairs sumsfirst DTSIM_CUDA_FUSED_SUMS_FIRST 0 1
+  if [ -n "$ncu" ]; then
+    for choice in DTSIM_CUDA_PLAIN_MIX=0 DTSIM_CUDA_FUSED_SUMS_FIRST=0 DTSIM_CUDA_PLAIN_MIX=1; do
+      step 90 "mixing and fused step kernels of 3 resident MLP rounds, $choice (ncu)" \
+        env "$choice" "$ncu" --clock-control none --kernel-name-base demangled \
+        -k 'regex:run_mixes|fused_layer_step' --launch-count 12 \
+        --metrics gpu__time_duration.sum,dram__bytes.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active \
+        --print-summary per-kernel --log-file "${OUT:-/tmp}/ncu_tune_${choice#DTSIM_CUDA_}.txt" \
+        "$build/apps/dtsim" run bench/dpsgd32.yaml --quiet --set nodes=1024 \
+        --set model.backend=cuda-resident -o /tmp/ncu_tune.h5 --set stop.steps=3
+    done
+    step 120 "the default mixing and fused step kernels in detail, one round (ncu)" \
+      "$ncu" --clock-control none --kernel-name-base demangled \
+      -k 'regex:run_mixes|fused_layer_step' --launch-count 3 --section SpeedOfLight \
+      --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy \
+      --section SchedulerStats --log-file "${OUT:-/tmp}/ncu_tune_detail.txt" \
+      "$build/apps/dtsim" run bench/dpsgd32.yaml --quiet --set nodes=1024 \
+      --set model.backend=cuda-resident -o /tmp/ncu_tune.h5 --set stop.steps=1
   fi
 fi
 # The first layer's mixing in the forward pass (mixed_first_layer.hpp), off and on in the

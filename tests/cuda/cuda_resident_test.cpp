@@ -332,13 +332,13 @@ TEST_SUITE("cuda") {
       MESSAGE("SKIPPED: " << why);
       return;
     }
-    // Minibatches of 20, a ring of the 5 nodes.
+    // Minibatches of 20 (one load of the fused steps' sums), a ring of the 5 nodes.
     const FirstLayerProblem problem(20);
     const auto& [widths, model, nodes, n, p, P, train] = problem;
-    const auto make = [&](bool mixing, int max_nodes_per_batch) {
-      auto device = cuda::make_device_mlp(
-          widths, train, p.labels, n, max_nodes_per_batch, nodes,
-          {.steps = true, .mixing = mixing, .mixing_min_blocks_per_sm = 0}); // 5 nodes take it
+    const auto make_with = [&](cuda::MlpFusion fusion, int max_nodes_per_batch) {
+      fusion.mixing_min_blocks_per_sm = 0; // 5 nodes take the mixed forward pass
+      auto device =
+          cuda::make_device_mlp(widths, train, p.labels, n, max_nodes_per_batch, nodes, fusion);
       ResidentVectors::LocalUpdateRule rule;
       rule.momentum = 0.9f;
       rule.weight_decay = 1e-3f;
@@ -347,6 +347,9 @@ TEST_SUITE("cuda") {
       for (int i = 0; i < nodes; ++i) // message i: node i's model
         device->resident()->copy_model_to_message(i, static_cast<std::uint32_t>(i));
       return device;
+    };
+    const auto make = [&](bool mixing, int max_nodes_per_batch) {
+      return make_with({.mixing = mixing}, max_nodes_per_batch);
     };
     const auto mixed = make(true, 65535), plain = make(false, 65535), again = make(true, 65535);
     CHECK(mixed->kernel_notes() == "first layer's mixing in its forward pass turned on");
@@ -430,5 +433,18 @@ TEST_SUITE("cuda") {
     round(*chunked_plain, all, nodes, nodes);
     CHECK(same_bits(rows(*chunked, model_of), rows(*chunked_plain, model_of)));
     CHECK(same_bits(rows(*chunked, message_of), rows(*chunked_plain, message_of)));
+
+    // The plain mixing in the kernel of every mixing (mix_tile), and the fused steps' sums'
+    // inputs copied after their tiles: other kernels, the same bits as `plain`'s.
+    const auto general_mixing = make_with({.plain_mixing_kernel = false}, 65535);
+    const auto sums_after = make_with({.sums_first = false}, 65535);
+    CHECK(general_mixing->kernel_notes() == "the plain mixing in the kernel of every mixing");
+    CHECK(sums_after->kernel_notes() == "the fused steps' sums' inputs copied after their tiles");
+    for (auto* device : {general_mixing.get(), sums_after.get()}) {
+      round(*device, all, nodes, nodes);
+      rounds(*device);
+      CHECK(same_bits(rows(*device, model_of), rows(*plain, model_of)));
+      CHECK(same_bits(rows(*device, message_of), rows(*plain, message_of)));
+    }
   }
 }

@@ -251,9 +251,7 @@ TEST_SUITE("cuda") {
     std::vector<float> w(kFusedTileFloats, -1.0f), m(kFusedTileFloats, -1.0f);
     const int o0 = kFusedTile, i0 = 2 * kFusedTile;
     for (int t = 0; t < kFusedThreads; ++t)
-      fused_tile_copy(
-          f, r, o0, i0, t, w.data(), m.data(),
-          [](float* dst, const float* src, bool in_layer) { *dst = in_layer ? *src : 0.0f; });
+      fused_tile_copy(f, r, o0, i0, t, w.data(), m.data(), CopyOrZero{});
     const std::size_t row = 2 * Problem::kP;
     int inside = 0;
     for (int v = 0; v < kFusedTileFloats; ++v) {
@@ -296,9 +294,7 @@ TEST_SUITE("cuda") {
           fused_accumulate(t, dz.data(), x.data(), kc, acc[static_cast<std::size_t>(t)]);
       }
       for (int t = 0; t < kFusedThreads; ++t)
-        fused_tile_copy(
-            later, r, o0, i0, t, w.data(), m.data(),
-            [](float* dst, const float* src, bool in_layer) { *dst = in_layer ? *src : 0.0f; });
+        fused_tile_copy(later, r, o0, i0, t, w.data(), m.data(), CopyOrZero{});
       for (int t = 0; t < kFusedThreads; ++t)
         fused_step_from_tiles(rule, f, r, o0, i0, t, acc[static_cast<std::size_t>(t)], w.data(),
                               m.data());

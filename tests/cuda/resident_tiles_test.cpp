@@ -93,6 +93,12 @@ TEST_SUITE("cuda") {
         expected[e] = v;
       }
       CHECK(models == expected);
+      // The plain mixing's own kernel (plain_mix_tile) likewise.
+      std::vector<float> plain(kP);
+      each_tile_on_host<4>(kP, [&](std::size_t e0, std::size_t stride) {
+        plain_mix_tile<4>(batch, plain.data(), kP, 0, e0, stride);
+      });
+      CHECK(plain == expected);
     }
   }
 
