@@ -225,7 +225,7 @@ if want tune; then
         env "$choice" "$ncu" --clock-control none --kernel-name-base demangled \
         -k 'regex:run_mixes|fused_layer_step' --launch-count 12 \
         --metrics gpu__time_duration.sum,dram__bytes.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active \
-        --print-summary per-kernel --log-file "${OUT:-/tmp}/ncu_tune_${choice#DTSIM_CUDA_}.txt" \
+        --print-summary per-kernel --log-file "${OUT:-/tmp}/ncu_tune_$(echo "${choice#DTSIM_CUDA_}" | tr = _).txt" \
         "$build/apps/dtsim" run bench/dpsgd32.yaml --quiet --set nodes=1024 \
         --set model.backend=cuda-resident -o /tmp/ncu_tune.h5 --set stop.steps=3
     done
