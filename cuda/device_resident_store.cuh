@@ -69,6 +69,20 @@ void launch_sum_op(cudaStream_t stream, ResidentVectors::VectorOp op, double* su
   check(cudaGetLastError(), "kernel launch (resident sum step)");
 }
 
+// cp.async of the float at from[at] to shared memory at dst, or of a zero where `valid` is
+// false (from[at] then unread: the source is the array's start): CopyOrZero's contract, the
+// size to read in a register. __pipeline_memcpy_async's zero fill had become a branch between
+// two copies.
+struct CopyAsync {
+  __device__ __forceinline__ void operator()(float* dst, const float* from, std::size_t at,
+                                             bool valid) const {
+    const auto to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(to),
+                 "l"(from + (valid ? at : 0)), "r"(valid ? 4 : 0)
+                 : "memory");
+  }
+};
+
 // The fused kernels' block: a tile (outputs from o0, inputs from i0) of step entry
 // first_entry + y's weights, and thread t.
 struct FusedBlock {
@@ -99,7 +113,8 @@ __device__ void fused_block_sums(const StepBatch& s, const FusedLayerPlan& f, co
 __global__ void fused_layer_step_kernel(StepBatch s, FusedLayerPlan f, float* grads,
                                         const float* models, float* momenta, std::size_t P,
                                         int first_entry) {
-  __shared__ float s_dz[kFusedShared], s_x[kFusedShared];
+  __shared__ float s_dz[kFusedShared];
+  __shared__ __align__(16) float s_x[kFusedShared]; // fused_inputs reads it 16 bytes at a time
   const FusedBlock k = fused_block(f, first_entry);
   FusedAccumulators acc{};
   fused_block_sums(s, f, k, s_dz, s_x, acc);
@@ -118,18 +133,16 @@ __global__ void __launch_bounds__(kFusedThreads)
     fused_layer_step_prefetch_kernel(StepBatch s, FusedLayerPlan f, float* grads,
                                      const float* models, float* momenta, std::size_t P,
                                      int first_entry) {
-  __shared__ float s_dz[kFusedShared], s_x[kFusedShared];
+  __shared__ float s_dz[kFusedShared];
+  __shared__ __align__(16) float s_x[kFusedShared]; // fused_inputs reads it 16 bytes at a time
   __shared__ float s_w[kFusedTileFloats], s_m[kFusedTileFloats];
   const FusedBlock k = fused_block(f, first_entry);
-  const auto copy_async = [](float* dst, const float* from, std::size_t at, bool valid) {
-    __pipeline_memcpy_async(dst, from + (valid ? at : 0), sizeof(float), valid ? 0 : sizeof(float));
-  };
   if constexpr (SumsFirst) {
-    fused_load(f, s.node[k.b] - f.first_node, k.o0, k.i0, 0, f.n, k.t, s_dz, s_x, copy_async);
+    fused_load(f, s.node[k.b] - f.first_node, k.o0, k.i0, 0, f.n, k.t, s_dz, s_x, CopyAsync{});
     __pipeline_commit();
   }
   fused_tile_copy(f, step_rows(s, grads, models, momenta, P, k.b), k.o0, k.i0, k.t, s_w, s_m,
-                  copy_async);
+                  CopyAsync{});
   __pipeline_commit();
   FusedAccumulators acc{};
   if constexpr (SumsFirst) {

@@ -130,25 +130,60 @@ struct CopyOrZero {
 // Thread t's share of loading examples [k0, k0 + kc) of position p's tile (outputs from
 // o0, inputs from i0) into s_dz[k][c] and s_x[k][c] (zero past the layer's edges), each float
 // by copy(dst, from, at, valid) (CopyOrZero's).
+// The floats a thread copies into a shared array are kFusedRowsPerPass rows of it apart, all
+// in the thread's one column (t % 64): its column, and so whether its source lies in the
+// layer, stay the same from pass to pass, and its source index moves by a fixed step. Worked
+// out once, not per float (nvcc's code for the per-float index arithmetic had been about ten
+// instructions a float, in a kernel whose instruction issue is as near its limit as its
+// memory traffic: docs/cuda.md, sixth lease).
+constexpr int kFusedRowsPerPass = kFusedThreads / kFusedTile;
+static_assert(kFusedThreads % kFusedTile == 0, "a thread keeps its column from pass to pass");
+
 template <class Copy = CopyOrZero>
 DTSIM_HD inline void fused_load(const FusedLayerPlan& f, int p, int o0, int i0, int k0, int kc,
                                 int t, float* s_dz, float* s_x, const Copy& copy = {}) {
-  const float* dz = f.dz + static_cast<std::size_t>(p) * f.out * f.n;
+  const int c = t % kFusedTile, r0 = t / kFusedTile;
+  const bool out_in = o0 + c < f.out, in_in = i0 + c < f.in;
+  const auto out = static_cast<std::size_t>(f.out), in = static_cast<std::size_t>(f.in);
+  const float* dz = f.dz + static_cast<std::size_t>(p) * out * f.n;
+  std::size_t dz_at = static_cast<std::size_t>(k0 + r0) * out + o0 + c; // row k0 + r0's
   if (f.x) { // the gathered minibatch: example k is its column k
-    const float* x = f.x + static_cast<std::size_t>(p) * f.in * f.n;
-    for (int v = t; v < kc * kFusedTile; v += kFusedThreads) {
-      const int k = k0 + v / kFusedTile, c = v % kFusedTile;
-      copy(s_dz + v, dz, static_cast<std::size_t>(k) * f.out + o0 + c, o0 + c < f.out);
-      copy(s_x + v, x, static_cast<std::size_t>(k) * f.in + i0 + c, i0 + c < f.in);
+    const float* x = f.x + static_cast<std::size_t>(p) * in * f.n;
+    std::size_t x_at = static_cast<std::size_t>(k0 + r0) * in + i0 + c;
+    for (int r = r0; r < kc;
+         r += kFusedRowsPerPass, dz_at += kFusedRowsPerPass * out, x_at += kFusedRowsPerPass * in) {
+      copy(s_dz + r * kFusedTile + c, dz, dz_at, out_in);
+      copy(s_x + r * kFusedTile + c, x, x_at, in_in);
     }
     return;
   }
   const std::uint32_t* idx = f.idx + static_cast<std::size_t>(p) * f.n; // by index
-  for (int v = t; v < kc * kFusedTile; v += kFusedThreads) {
-    const int k = k0 + v / kFusedTile, c = v % kFusedTile;
-    copy(s_dz + v, dz, static_cast<std::size_t>(k) * f.out + o0 + c, o0 + c < f.out);
-    copy(s_x + v, f.train, static_cast<std::size_t>(idx[k]) * f.in + i0 + c, i0 + c < f.in);
+  for (int r = r0; r < kc; r += kFusedRowsPerPass, dz_at += kFusedRowsPerPass * out) {
+    copy(s_dz + r * kFusedTile + c, dz, dz_at, out_in);
+    copy(s_x + r * kFusedTile + c, f.train, idx[k0 + r] * in + i0 + c, in_in);
   }
+}
+
+// A thread's kFusedInPerThread inputs of one example from the shared array at `from`
+// (16-byte aligned: the kernels' s_x is, and each thread's inputs start at a multiple of 8
+// floats). On the device by 16-byte loads: nvcc loaded them one float at a time, 8 of the
+// 10 shared loads per example and thread, in a kernel whose instruction issue is as near its
+// limit as its memory traffic (docs/cuda.md, sixth lease). The same floats either way.
+DTSIM_HD inline void fused_inputs(const float* from, float (&x)[kFusedInPerThread]) {
+  static_assert(kFusedInPerThread % 4 == 0, "16-byte loads of a thread's inputs");
+#ifdef __CUDA_ARCH__
+  DTSIM_UNROLL
+  for (int q = 0; q < kFusedInPerThread / 4; ++q) {
+    const float4 v = reinterpret_cast<const float4*>(from)[q];
+    x[4 * q] = v.x;
+    x[4 * q + 1] = v.y;
+    x[4 * q + 2] = v.z;
+    x[4 * q + 3] = v.w;
+  }
+#else
+  for (int ji = 0; ji < kFusedInPerThread; ++ji)
+    x[ji] = from[ji];
+#endif
 }
 
 // Thread t adds the loaded kc examples' products to its accumulators, in example order.
@@ -157,7 +192,8 @@ DTSIM_HD inline void fused_accumulate(int t, const float* s_dz, const float* s_x
   const int lane = t % 32, first_in = t / 32 * kFusedInPerThread;
   for (int k = 0; k < kc; ++k) {
     const float* dz = s_dz + k * kFusedTile;
-    const float* x = s_x + k * kFusedTile + first_in;
+    float x[kFusedInPerThread];
+    fused_inputs(s_x + k * kFusedTile + first_in, x);
     DTSIM_UNROLL
     for (int jo = 0; jo < kFusedOutPerThread; ++jo) {
       const float d = dz[lane + 32 * jo];
@@ -219,16 +255,19 @@ DTSIM_HD inline void fused_step(const StepBatch& s, const FusedLayerPlan& f, flo
 
 // Thread t's share of copying the tile at (o0, i0) of row r's model and momentum (none
 // without one) into the shared tiles w and m, by copy(dst, row, e, in_layer) (CopyOrZero's):
-// in_layer false past the layer's edges, where dst is to be zero (e is then 0, never read). On
+// in_layer false past the layer's edges, where dst is to be zero (e then never read). On
 // the device an asynchronous copy (cp.async) that the block's gradient sums overlap; each
 // warp copies 128 consecutive bytes of a column of W at a time.
 template <class Copy>
 DTSIM_HD inline void fused_tile_copy(const FusedLayerPlan& f, const StepRows& r, int o0, int i0,
                                      int t, float* w, float* m, const Copy& copy) {
-  for (int v = t; v < kFusedTileFloats; v += kFusedThreads) {
-    const int o = o0 + v % kFusedTile, i = i0 + v / kFusedTile;
-    const bool in_layer = o < f.out && i < f.in;
-    const std::size_t e = in_layer ? f.offset + static_cast<std::size_t>(i) * f.out + o : 0;
+  const int o = o0 + t % kFusedTile; // the thread's output, the same in every pass
+  const bool out_in = o < f.out;
+  int i = i0 + t / kFusedTile;
+  std::size_t e = f.offset + static_cast<std::size_t>(i) * f.out + o;
+  for (int v = t; v < kFusedTileFloats; v += kFusedThreads, i += kFusedRowsPerPass,
+           e += kFusedRowsPerPass * static_cast<std::size_t>(f.out)) {
+    const bool in_layer = out_in && i < f.in;
     copy(w + v, r.x, e, in_layer);
     if (r.m)
       copy(m + v, r.m, e, in_layer);

@@ -167,8 +167,9 @@ DTSIM_HD inline std::size_t mix_tile_sums(const MixBatch& m, const float* models
 
 // The plain mixing's tile (MixBatch without a refresh, a subtraction, an added row or
 // CHOCO-SGD, whose fields it leaves unread): mix_tile's plain case, for a kernel of its own.
-// mix_tile's every case in one kernel takes 44 registers a thread on sm_90, this one fewer,
-// so that more threads, and their loads, fit on an SM.
+// mix_tile's every case in one kernel takes 44 to 48 registers a thread on sm_90, this one
+// 32, so that an SM holds as many threads, and their loads, as it can (89% of the warps
+// active against 55% on an H100: run 24 of docs/cuda.md).
 template <int J>
 DTSIM_HD inline void plain_mix_tile(const MixBatch& m, float* models, std::size_t P, int b,
                                     std::size_t e0, std::size_t stride) {
