@@ -277,19 +277,26 @@ DTSIM_HD inline void fused_tile_copy(const FusedLayerPlan& f, const StepRows& r,
 // Thread t's outputs of the tile with its model and momentum from the shared tiles that
 // fused_tile_copy filled (and the block has waited for), one weight at a time: shared loads
 // do not wait for the global stores before them, so nothing is gained by holding them all in
-// registers first (as fused_step must), and the block keeps fewer registers.
+// registers first (as fused_step must), and the block keeps fewer registers. The weights'
+// places are fused_weight's, worked out from the first weight's by fixed steps (an output 32
+// floats on, an input a column of W on), not each by its own products.
 DTSIM_HD inline void fused_step_from_tiles(const StepBatch& s, const FusedLayerPlan& f,
                                            const StepRows& r, int o0, int i0, int t,
                                            const FusedAccumulators& a, const float* w,
                                            const float* m) {
+  const FusedWeight first = fused_weight(f, o0, i0, t, 0, 0);
+  const int o = o0 + t % 32, i = i0 + t / 32 * kFusedInPerThread; // the first weight's
+  const auto column = static_cast<std::size_t>(f.out);
   DTSIM_UNROLL
   for (int jo = 0; jo < kFusedOutPerThread; ++jo) {
+    const bool out_in = o + 32 * jo < f.out;
     DTSIM_UNROLL
     for (int ji = 0; ji < kFusedInPerThread; ++ji) {
-      const FusedWeight at = fused_weight(f, o0, i0, t, jo, ji);
-      if (at.in_layer)
-        local_step_element(s, r.lr, a.g[jo][ji], w[at.v], r.m ? m[at.v] : 0.0f, r.g + at.e,
-                           r.m ? r.m + at.e : nullptr, r.out ? r.out + at.e : nullptr);
+      const std::size_t e = first.e + 32 * jo + ji * column;
+      const int v = first.v + 32 * jo + ji * kFusedTile;
+      if (out_in && i + ji < f.in)
+        local_step_element(s, r.lr, a.g[jo][ji], w[v], r.m ? m[v] : 0.0f, r.g + e,
+                           r.m ? r.m + e : nullptr, r.out ? r.out + e : nullptr);
     }
   }
 }
