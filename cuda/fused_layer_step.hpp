@@ -279,7 +279,10 @@ DTSIM_HD inline void fused_tile_copy(const FusedLayerPlan& f, const StepRows& r,
 // do not wait for the global stores before them, so nothing is gained by holding them all in
 // registers first (as fused_step must), and the block keeps fewer registers. The weights'
 // places are fused_weight's, worked out from the first weight's by fixed steps (an output 32
-// floats on, an input a column of W on), not each by its own products.
+// floats on, an input a column of W on), not each by its own products. For the heavy ball
+// (momentum, no Nesterov, no quasi-global buffer, adapt then combine: D-PSGD's and DSGDm's
+// step) the rule's flags are constants, so that local_step_element's tests of them fold
+// away instead of running for every weight: the same function, the same expressions.
 DTSIM_HD inline void fused_step_from_tiles(const StepBatch& s, const FusedLayerPlan& f,
                                            const StepRows& r, int o0, int i0, int t,
                                            const FusedAccumulators& a, const float* w,
@@ -287,17 +290,28 @@ DTSIM_HD inline void fused_step_from_tiles(const StepBatch& s, const FusedLayerP
   const FusedWeight first = fused_weight(f, o0, i0, t, 0, 0);
   const int o = o0 + t % 32, i = i0 + t / 32 * kFusedInPerThread; // the first weight's
   const auto column = static_cast<std::size_t>(f.out);
-  DTSIM_UNROLL
-  for (int jo = 0; jo < kFusedOutPerThread; ++jo) {
-    const bool out_in = o + 32 * jo < f.out;
+  const auto each_weight = [&](const StepBatch& rule) {
     DTSIM_UNROLL
-    for (int ji = 0; ji < kFusedInPerThread; ++ji) {
-      const std::size_t e = first.e + 32 * jo + ji * column;
-      const int v = first.v + 32 * jo + ji * kFusedTile;
-      if (out_in && i + ji < f.in)
-        local_step_element(s, r.lr, a.g[jo][ji], w[v], r.m ? m[v] : 0.0f, r.g + e,
-                           r.m ? r.m + e : nullptr, r.out ? r.out + e : nullptr);
+    for (int jo = 0; jo < kFusedOutPerThread; ++jo) {
+      const bool out_in = o + 32 * jo < f.out;
+      DTSIM_UNROLL
+      for (int ji = 0; ji < kFusedInPerThread; ++ji) {
+        const std::size_t e = first.e + 32 * jo + ji * column;
+        const int v = first.v + 32 * jo + ji * kFusedTile;
+        if (out_in && i + ji < f.in)
+          local_step_element(rule, r.lr, a.g[jo][ji], w[v], r.m ? m[v] : 0.0f, r.g + e,
+                             r.m ? r.m + e : nullptr, r.out ? r.out + e : nullptr);
+      }
     }
+  };
+  if (r.m && r.out && !s.combine_then_adapt && !s.nesterov && !s.quasi_global) {
+    StepBatch heavy_ball = s;
+    heavy_ball.combine_then_adapt = false;
+    heavy_ball.nesterov = false;
+    heavy_ball.quasi_global = false;
+    each_weight(heavy_ball);
+  } else {
+    each_weight(s);
   }
 }
 
