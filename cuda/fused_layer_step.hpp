@@ -127,9 +127,6 @@ struct CopyOrZero {
   }
 };
 
-// Thread t's share of loading examples [k0, k0 + kc) of position p's tile (outputs from
-// o0, inputs from i0) into s_dz[k][c] and s_x[k][c] (zero past the layer's edges), each float
-// by copy(dst, from, at, valid) (CopyOrZero's).
 // The floats a thread copies into a shared array are kFusedRowsPerPass rows of it apart, all
 // in the thread's one column (t % 64): its column, and so whether its source lies in the
 // layer, stay the same from pass to pass, and its source index moves by a fixed step. Worked
@@ -139,6 +136,9 @@ struct CopyOrZero {
 constexpr int kFusedRowsPerPass = kFusedThreads / kFusedTile;
 static_assert(kFusedThreads % kFusedTile == 0, "a thread keeps its column from pass to pass");
 
+// Thread t's share of loading examples [k0, k0 + kc) of position p's tile (outputs from
+// o0, inputs from i0) into s_dz[k][c] and s_x[k][c] (zero past the layer's edges), each float
+// by copy(dst, from, at, valid) (CopyOrZero's).
 template <class Copy = CopyOrZero>
 DTSIM_HD inline void fused_load(const FusedLayerPlan& f, int p, int o0, int i0, int k0, int kc,
                                 int t, float* s_dz, float* s_x, const Copy& copy = {}) {
