@@ -109,10 +109,13 @@ __device__ void fused_block_sums(const StepBatch& s, const FusedLayerPlan& f, co
   }
 }
 
-// A layer's weights' fused local step (fused_layer_step.hpp), one block a tile.
-__global__ void fused_layer_step_kernel(StepBatch s, FusedLayerPlan f, float* grads,
-                                        const float* models, float* momenta, std::size_t P,
-                                        int first_entry) {
+// A layer's weights' fused local step (fused_layer_step.hpp), one block a tile: the earlier
+// kernel, kept for measurements against the prefetching one (DTSIM_CUDA_FUSED_PREFETCH=0).
+// Three blocks per SM, as it had before with_step_rule's second copy of its step took 110
+// registers a thread; ptxas -v now puts it at 80 with 84 bytes spilled.
+__global__ void __launch_bounds__(kFusedThreads, 3)
+    fused_layer_step_kernel(StepBatch s, FusedLayerPlan f, float* grads, const float* models,
+                            float* momenta, std::size_t P, int first_entry) {
   __shared__ float s_dz[kFusedShared];
   __shared__ __align__(16) float s_x[kFusedShared]; // fused_inputs reads it 16 bytes at a time
   const FusedBlock k = fused_block(f, first_entry);
@@ -126,8 +129,9 @@ __global__ void fused_layer_step_kernel(StepBatch s, FusedLayerPlan f, float* gr
 // behind the sums without the registers that loading them early took (fused_step's note).
 // With SumsFirst (a minibatch of at most kFusedExamples, one load), the sums' inputs are
 // copied the same way, before the tiles and in a group of their own, so that the sums wait
-// for their 16 KB alone, not for the loads queued behind the tiles' 32 KB. 48 KB of static
-// shared memory a block.
+// for their 16 KB alone, not for the loads queued behind the tiles' 32 KB: launched only for
+// a minibatch of at most kFusedExamples (run_steps checks), whose one load its shared arrays
+// hold. 48 KB of static shared memory a block.
 template <bool SumsFirst>
 __global__ void __launch_bounds__(kFusedThreads)
     fused_layer_step_prefetch_kernel(StepBatch s, FusedLayerPlan f, float* grads,

@@ -241,16 +241,18 @@ DTSIM_HD inline void fused_step(const StepBatch& s, const FusedLayerPlan& f, flo
       m_old[jo][ji] = w.in_layer && r.m ? r.m[w.e] : 0.0f;
     }
   }
-  DTSIM_UNROLL
-  for (int jo = 0; jo < kFusedOutPerThread; ++jo) {
+  with_step_rule(s, r, [&](const StepBatch& rule) {
     DTSIM_UNROLL
-    for (int ji = 0; ji < kFusedInPerThread; ++ji) {
-      const FusedWeight w = fused_weight(f, o0, i0, t, jo, ji);
-      if (w.in_layer)
-        local_step_element(s, r.lr, a.g[jo][ji], x[jo][ji], m_old[jo][ji], r.g + w.e,
-                           r.m ? r.m + w.e : nullptr, r.out ? r.out + w.e : nullptr);
+    for (int jo = 0; jo < kFusedOutPerThread; ++jo) {
+      DTSIM_UNROLL
+      for (int ji = 0; ji < kFusedInPerThread; ++ji) {
+        const FusedWeight w = fused_weight(f, o0, i0, t, jo, ji);
+        if (w.in_layer)
+          local_step_element(rule, r.lr, a.g[jo][ji], x[jo][ji], m_old[jo][ji], r.g + w.e,
+                             r.m ? r.m + w.e : nullptr, r.out ? r.out + w.e : nullptr);
+      }
     }
-  }
+  });
 }
 
 // Thread t's share of copying the tile at (o0, i0) of row r's model and momentum (none
@@ -279,10 +281,8 @@ DTSIM_HD inline void fused_tile_copy(const FusedLayerPlan& f, const StepRows& r,
 // do not wait for the global stores before them, so nothing is gained by holding them all in
 // registers first (as fused_step must), and the block keeps fewer registers. The weights'
 // places are fused_weight's, worked out from the first weight's by fixed steps (an output 32
-// floats on, an input a column of W on), not each by its own products. For the heavy ball
-// (momentum, no Nesterov, no quasi-global buffer, adapt then combine: D-PSGD's and DSGDm's
-// step) the rule's flags are constants, so that local_step_element's tests of them fold
-// away instead of running for every weight: the same function, the same expressions.
+// floats on, an input a column of W on), not each by its own products; the rule's flags
+// constants for the heavy ball (with_step_rule).
 DTSIM_HD inline void fused_step_from_tiles(const StepBatch& s, const FusedLayerPlan& f,
                                            const StepRows& r, int o0, int i0, int t,
                                            const FusedAccumulators& a, const float* w,
@@ -304,15 +304,7 @@ DTSIM_HD inline void fused_step_from_tiles(const StepBatch& s, const FusedLayerP
       }
     }
   };
-  if (r.m && r.out && !s.combine_then_adapt && !s.nesterov && !s.quasi_global) {
-    StepBatch heavy_ball = s;
-    heavy_ball.combine_then_adapt = false;
-    heavy_ball.nesterov = false;
-    heavy_ball.quasi_global = false;
-    each_weight(heavy_ball);
-  } else {
-    each_weight(s);
-  }
+  with_step_rule(s, r, each_weight);
 }
 
 // Block `tile` of step entry b, thread by thread (the host's run of the device kernels,

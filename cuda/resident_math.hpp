@@ -335,6 +335,26 @@ DTSIM_HD inline StepRows step_rows(const StepBatch& s, float* grads, const float
   return {grads + row, models + row, s.momentum != 0 ? momenta + row : nullptr, s.out[b], s.lr[b]};
 }
 
+// Calls step(rule) with the batch's rule: for the heavy ball (momentum, a message, no
+// Nesterov, no quasi-global buffer, adapt then combine: D-PSGD's and DSGDm's step) with a copy
+// whose flags are constants, so that local_step_element's tests of them fold away in the code
+// `step` inlines instead of running for every element; otherwise with s itself. Every kernel
+// that steps elements calls them through this, so that all compile the same expressions
+// alike: nvcc may fuse a product into a sum where the product has one use, and a folded and
+// an unfolded copy of one expression could then round apart.
+template <class Step>
+DTSIM_HD inline void with_step_rule(const StepBatch& s, const StepRows& r, const Step& step) {
+  if (r.m && r.out && !s.combine_then_adapt && !s.nesterov && !s.quasi_global) {
+    StepBatch heavy_ball = s;
+    heavy_ball.combine_then_adapt = false;
+    heavy_ball.nesterov = false;
+    heavy_ball.quasi_global = false;
+    step(heavy_ball);
+  } else {
+    step(s);
+  }
+}
+
 // A tile of entry b's elements, as mix_tile's. The tile's gradient, model and momentum are
 // all loaded before anything is stored: the compiler cannot tell that the rows do not
 // overlap, so a store between two elements' loads would keep the next element's loads
@@ -359,14 +379,16 @@ DTSIM_HD inline void local_step_tile(const StepBatch& s, float* grads, const flo
     x[j] = in_row ? r.x[e] : 0.0f;
     m_old[j] = in_row && r.m ? r.m[e] : 0.0f;
   }
-  DTSIM_UNROLL
-  for (int j = 0; j < J; ++j) {
-    const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
-    if (e >= end)
-      break;
-    local_step_element(s, r.lr, g[j], x[j], m_old[j], r.g + e, r.m ? r.m + e : nullptr,
-                       r.out ? r.out + e : nullptr);
-  }
+  with_step_rule(s, r, [&](const StepBatch& rule) {
+    DTSIM_UNROLL
+    for (int j = 0; j < J; ++j) {
+      const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
+      if (e >= end)
+        break;
+      local_step_element(rule, r.lr, g[j], x[j], m_old[j], r.g + e, r.m ? r.m + e : nullptr,
+                         r.out ? r.out + e : nullptr);
+    }
+  });
 }
 
 // A rule's own rows (LocalUpdateRule::rule_rows), nodes x P each: gradient tracking's
