@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <doctest/doctest.h>
+#include <limits>
 #include <stdexcept>
 #include <vector>
 
@@ -48,7 +49,7 @@ struct Reference {
   // are valid only for steps well below it).
   double loss(const std::vector<double>& p, const OwnedBatch& b, std::vector<int>* argmax = nullptr,
               double* margin = nullptr) const {
-    double total = 0.0, min_margin = INFINITY;
+    double total = 0.0, min_margin = std::numeric_limits<double>::infinity();
     for (int e = 0; e < b.count(); ++e) {
       int ch = c.input_shape[0], h = c.input_shape[1], w = c.input_shape[2];
       // map[(ch * h + y) * w + x]

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <doctest/doctest.h>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <vector>
@@ -25,7 +26,7 @@ struct Reference {
   // |pre-activation| of any hidden unit.
   double loss(const std::vector<double>& p, const OwnedBatch& b, std::vector<int>* argmax = nullptr,
               double* min_abs_hidden = nullptr) const {
-    double total = 0.0, min_abs = INFINITY;
+    double total = 0.0, min_abs = std::numeric_limits<double>::infinity();
     for (int e = 0; e < b.count(); ++e) {
       std::vector<double> a(b.features.begin() + static_cast<long>(e) * sizes[0],
                             b.features.begin() + static_cast<long>(e + 1) * sizes[0]);
