@@ -30,17 +30,11 @@ struct MlpPassBuffers {
     delta1.resize(delta0.size());
     column_loss.resize(N * n);
     loss.resize(N);
-    buf.train = p.train.data();
-    buf.labels = p.labels.data();
-    buf.params = p.params.data();
-    buf.grads = grads.data();
-    buf.idx = p.idx.data();
+    p.bind(buf, grads.data(), column_loss.data(), loss.data());
     buf.x = x.data();
     buf.act = act_pointers.data();
     buf.delta[0] = delta0.data();
     buf.delta[1] = delta1.data();
-    buf.column_loss = column_loss.data();
-    buf.loss = loss.data();
   }
 };
 

@@ -35,6 +35,20 @@ struct RandomProblem {
     }
   }
 
+  // Points a batched pass's buffers (MlpBatchBuffers, ResNetBatchBuffers, ...) at this
+  // problem's training set, labels, node models and minibatches, and at the caller's
+  // gradients (nodes x num_params) and per-column and per-node losses.
+  template <class Buffers>
+  void bind(Buffers& buf, float* grads, double* column_loss, double* loss) const {
+    buf.train = train.data();
+    buf.labels = labels.data();
+    buf.params = params.data();
+    buf.grads = grads;
+    buf.idx = idx.data();
+    buf.column_loss = column_loss;
+    buf.loss = loss;
+  }
+
   // Node b's gradient and mean loss by the CPU model, for comparison.
   double cpu_gradient(const Model& model, Workspace& ws, int b, std::vector<float>& grad) const {
     const auto features = static_cast<int>(train.rows());

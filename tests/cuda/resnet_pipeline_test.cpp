@@ -37,13 +37,7 @@ Errors worst_relative_error(const ResNet::Config& config, int nodes, int n) {
   std::vector<double> column_loss(N * static_cast<std::size_t>(n)), loss(N);
   ResNetBatchBuffers buf;
   bind_resnet_buffers(pointers.data(), buf);
-  buf.train = p.train.data();
-  buf.labels = p.labels.data();
-  buf.params = p.params.data();
-  buf.grads = grads.data();
-  buf.idx = p.idx.data();
-  buf.column_loss = column_loss.data();
-  buf.loss = loss.data();
+  p.bind(buf, grads.data(), column_loss.data(), loss.data());
   Ops ops;
   run_resnet_batch(ops, shape, buf, nodes, n);
   return test::compare_with_cpu(p, model, grads, loss);
