@@ -27,7 +27,8 @@ bool environment_says(const char* name, std::string_view value) {
 // as before 2026-11-27; DTSIM_CUDA_FUSED_PREFETCH=0 the fused steps' model and momentum
 // loaded after the sums (the earlier kernel, fused_step); DTSIM_CUDA_FUSED_SUMS_FIRST=0 the
 // sums' inputs copied after the tiles; DTSIM_CUDA_PLAIN_MIX=0 the plain mixing in the kernel
-// of every mixing.
+// of every mixing; DTSIM_CUDA_VECTOR_PROGRAMS=0 a kernel per element-wise step of the engine
+// thread's.
 MlpFusion fusion_from_environment() {
   MlpFusion f;
   f.mixing = environment_says("DTSIM_CUDA_MIXED_FORWARD", "1");
@@ -36,6 +37,7 @@ MlpFusion fusion_from_environment() {
   f.prefetch = !environment_says("DTSIM_CUDA_FUSED_PREFETCH", "0");
   f.sums_first = !environment_says("DTSIM_CUDA_FUSED_SUMS_FIRST", "0");
   f.plain_mixing_kernel = !environment_says("DTSIM_CUDA_PLAIN_MIX", "0");
+  f.vector_programs = !environment_says("DTSIM_CUDA_VECTOR_PROGRAMS", "0");
   return f;
 }
 

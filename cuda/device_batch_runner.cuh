@@ -77,6 +77,7 @@ public:
       store_ = std::make_unique<DeviceResidentStore>(resident.nodes, net_.num_params(),
                                                      stream_.stream, bus_);
       store_->use_plain_mixing_kernel(fusion.plain_mixing_kernel);
+      store_->use_vector_programs(fusion.vector_programs);
       if constexpr (kCanFuse) {
         fuse_layers_ =
             fusion.steps ? std::clamp(fusion.step_layers, 0, net_.deferrable_layers()) : 0;
@@ -109,6 +110,8 @@ public:
       throw std::logic_error("device gradients: a batch started before the last one's losses "
                              "were collected");
     const bool resident = resident_jobs(jobs);
+    if (store_) // the engine thread's steps queued before this batch, before its kernels
+      guarded([&] { store_->flush_program(); });
     if (resident)
       guarded([&] {
         settle_deferred();     // a batch without finish(): its pass's buffers are reused now
@@ -149,6 +152,8 @@ public:
     if (store_ && !store_->plain_mixing_kernel())
       notes += (notes.empty() ? "" : "; ") +
                std::string("the plain mixing in the kernel of every mixing");
+    if (store_ && !store_->vector_programs())
+      notes += (notes.empty() ? "" : "; ") + std::string("a kernel per element-wise step");
     if constexpr (kCanFuse)
       if (store_ && fuse_layers_ == 1 && net_.deferrable_layers() > 1)
         notes += (notes.empty() ? "" : "; ") + std::string("the first layer's steps alone fused");
@@ -190,7 +195,10 @@ public:
       if (out.size() != store_->nodes() ||
           features.size() != labels.size() * static_cast<std::size_t>(net_.input_features()))
         throw std::invalid_argument("device evaluation: the examples or results do not fit");
-      guarded([&] { evaluate_guarded(store_->model_rows(), features, labels, out); });
+      guarded([&] {
+        store_->flush_program(); // the steps queued before, on the rows evaluated
+        evaluate_guarded(store_->model_rows(), features, labels, out);
+      });
       return true;
     } else {
       return false;
@@ -246,6 +254,7 @@ public:
     if (!resident_jobs(jobs))
       return;
     guarded([&] {
+      store_->flush_program(); // a pairwise method's steps queued during the pass
       if (deferred_ && store_->steps_queued_for(jobs)) {
         const FusedLayers layers = deferred_->layers;
         deferred_.reset();

@@ -8,6 +8,7 @@
 #include "cuda/device_compression.cuh"
 #include "cuda/device_memory.cuh"
 #include "cuda/resident_math.hpp"
+#include "cuda/vector_program.hpp"
 #include "sim/engine/batched_gradients.hpp"
 #include "sim/engine/resident_vectors.hpp"
 
@@ -279,28 +280,16 @@ public:
     }
     check(cudaGetLastError(), "kernel launch (resident encoding)");
   }
-  // out = the wire decoded against ref (float32, float16: the wire itself); failures counted.
-  void decode(int node, const float* wire, const float* ref, float* out) {
-    const LatticeCodec c = c_;
-    const bool lattice = lattice_;
-    unsigned long long* failures = failures_.data + node;
-    each_element(stream_, 1, P_, [=] __device__(int, std::size_t e) {
-      if (!lattice) {
-        out[e] = wire[e];
-        return;
-      }
-      bool failed = false;
-      out[e] = lattice_decode(c, wire[e], ref[e], &failed);
-      if (failed) // an integer count: the same total in any order
-        atomicAdd(failures, 1ull);
-    });
-    check(cudaGetLastError(), "kernel launch (resident decoding)");
+  // out = the wire decoded against ref (float32, float16: the wire itself); failures counted:
+  // a step of the store's vector program.
+  ProgramStep decode_step(int node, const float* wire, const float* ref, float* out) const {
+    if (!lattice_)
+      return ProgramStep::vector_step(ResidentVectors::VectorOp::copy, out, wire, nullptr, 0, 0, 0);
+    return ProgramStep::decode_step(c_, wire, ref, out, failures_.data + node);
   }
   // out = the sender's own reconstruction: the lattice value of each index (or the wire).
-  void own_view(const float* wire, float* out) {
-    const float side = lattice_ ? c_.side : 1.0f;
-    each_element(stream_, 1, P_, [=] __device__(int, std::size_t e) { out[e] = wire[e] * side; });
-    check(cudaGetLastError(), "kernel launch (resident own view)");
+  ProgramStep own_view_step(const float* wire, float* out) const {
+    return ProgramStep::scale_step(wire, out, lattice_ ? c_.side : 1.0f);
   }
 
   void take_encode_sums(ResidentVectors::EncodeSums& out) {

@@ -88,6 +88,12 @@ struct MlpFusion {
   // it in that kernel where the environment has DTSIM_CUDA_PLAIN_MIX=0, for a measurement of
   // the one against the other on one binary. Every model's resident store takes it.
   bool plain_mixing_kernel = true;
+  // The engine thread's element-wise steps (a pairwise method's or a parameter server's
+  // apply, SwarmSGD's decodings and own views) queued and launched as programs of up to 32
+  // steps (vector_program.hpp), one kernel per run of steps between other work; the backend
+  // launches every step on its own where the environment has DTSIM_CUDA_VECTOR_PROGRAMS=0,
+  // for a measurement of the two on one binary (the same bits). Every model's store takes it.
+  bool vector_programs = true;
   // A plain gossip mixing into the forward product, for minibatches of up to 32
   // (mixed_first_layer.hpp). Off by default until a GPU has measured it: the backend turns
   // it on where the environment has DTSIM_CUDA_MIXED_FORWARD=1.

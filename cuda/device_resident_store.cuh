@@ -3,9 +3,9 @@
 // gradients (one row of P floats per node), the live rows (a pairwise method's live models,
 // GSGM's table; made on first use), a parameter server's vectors and the gossip messages
 // (one buffer per message id) in device memory; the algorithm's queued mixings and local
-// steps run as one kernel each per batch, a pairwise method's or a server's steps (apply)
-// as one kernel each, in call order (resident_math.hpp), and only the plans (ids, weights,
-// rates) go up.
+// steps run as one kernel each per batch, a pairwise method's or a server's steps (apply),
+// decodings and own views as one kernel per run of them between other work on the stream
+// (vector_program.hpp), in call order, and only the plans (ids, weights, rates) go up.
 #pragma once
 
 #include "cuda/device_choco.cuh"
@@ -15,6 +15,7 @@
 #include "cuda/mixed_first_layer.hpp"
 #include "cuda/resident_math.hpp"
 #include "cuda/staged_plan.cuh"
+#include "cuda/vector_program.hpp"
 #include "sim/engine/batched_gradients.hpp"
 
 #include <algorithm>
@@ -48,25 +49,15 @@ __global__ void squared_distance_kernel(const float* rows, const float* mean, st
     out[blockIdx.x] = part[0];
 }
 
-// dst = op(a, b, s) over P floats on the stream (a free function: nvcc allows no device
-// lambda in a private member).
+// Every step of the program over P floats, a tile of J elements per thread (each_tile's
+// shape). __grid_constant__: the steps are read where the parameters are, not copied per
+// thread.
 template <int J>
-void launch_vector_op(cudaStream_t stream, ResidentVectors::VectorOp op, float* dst, const float* a,
-                      float* b, float s, float t, float u, std::size_t P) {
-  each_tile<J>(stream, 1, P, [=] __device__(int, std::size_t e0, std::size_t stride) {
-    vector_op_tile<J>(op, dst, a, b, s, t, u, P, e0, stride);
-  });
-  check(cudaGetLastError(), "kernel launch (resident vector step)");
-}
-
-// A step on a parameter server's double sum (sum_tile) over P floats on the stream.
-template <int J>
-void launch_sum_op(cudaStream_t stream, ResidentVectors::VectorOp op, double* sum, float* out,
-                   const float* a, float s, std::size_t P) {
-  each_tile<J>(stream, 1, P, [=] __device__(int, std::size_t e0, std::size_t stride) {
-    sum_tile<J>(op, sum, out, a, s, P, e0, stride);
-  });
-  check(cudaGetLastError(), "kernel launch (resident sum step)");
+__global__ void vector_program_kernel(const __grid_constant__ VectorProgram program,
+                                      std::size_t P) {
+  const std::size_t e0 = static_cast<std::size_t>(blockIdx.x) * (J * kThreads) + threadIdx.x;
+  if (e0 < P)
+    program_tile<J>(program, P, e0, static_cast<std::size_t>(kThreads));
 }
 
 // cp.async of the float at from[at] to shared memory at dst, or of a zero where `valid` is
@@ -195,6 +186,22 @@ public:
   // the kernel of every mixing (mix_tile): the same bits either way.
   void use_plain_mixing_kernel(bool on) { plain_mixing_kernel_ = on; }
   bool plain_mixing_kernel() const { return plain_mixing_kernel_; }
+  // Whether the engine thread's element-wise steps (apply, decode, own_view) run as programs
+  // of up to kProgramSteps steps, one kernel each (the default), or one kernel each: the same
+  // bits either way.
+  void use_vector_programs(bool on) { vector_programs_ = on; }
+  bool vector_programs() const { return vector_programs_; }
+  // The steps queued since the last program, launched now: before anything else uses the
+  // stream (every use in here goes through stream(); the batch runner calls this first).
+  void flush_program() {
+    if (program_.empty())
+      return;
+    const auto tiles = static_cast<unsigned>((P_ + kTile * kThreads - 1) / (kTile * kThreads));
+    const VectorProgram program = program_;
+    program_.count = 0; // dropped if the launch failed: the run stops at the throw below
+    vector_program_kernel<kTile><<<tiles, kThreads, 0, stream_>>>(program, P_);
+    check(cudaGetLastError(), "kernel launch (resident vector steps)");
+  }
 
   // --- ResidentVectors: plans queued by the hooks (each node's own entry: no race) ---
   void set_local_update(const LocalUpdateRule& rule) override {
@@ -202,16 +209,17 @@ public:
     for (int k = 0; k < rule.rule_rows(); ++k) { // zero, before the first message
       DeviceArray<float>& rows = rule_rows_[k];
       rows.resize(nodes_ * P_, "cudaMalloc (resident rule rows)");
-      check(cudaMemsetAsync(rows.data, 0, nodes_ * P_ * sizeof(float), stream_),
+      check(cudaMemsetAsync(rows.data, 0, nodes_ * P_ * sizeof(float), stream()),
             "cudaMemsetAsync (resident rule rows)");
     }
     if (rule.flags_first_step())
       stepped_.assign(nodes_, 0);
     if (rule.choco)
-      choco_ = std::make_unique<DeviceChocoSteps>(rule.compression, nodes_, P_, stream_, bus_);
+      choco_ = std::make_unique<DeviceChocoSteps>(rule.compression, nodes_, P_, stream(), bus_);
   }
   bool take_encode_sums(EncodeSums& out) override {
-    if (codec_) { // SwarmSGD's encodings
+    flush_program(); // the figures are read after the encodings before
+    if (codec_) {    // SwarmSGD's encodings
       codec_->take_encode_sums(out);
       return true;
     }
@@ -222,20 +230,24 @@ public:
   }
   // --- a pairwise method's compressor steps (DeviceCodec), in call order on the stream ---
   void set_codec(const ResidentCodec& codec, ResidentCodecHost* /*host*/) override {
-    codec_ = std::make_unique<DeviceCodec>(codec, nodes_, P_, stream_, bus_);
+    codec_ = std::make_unique<DeviceCodec>(codec, nodes_, P_, stream(), bus_);
   }
   void encode(int node, VectorRef x, VectorRef wire) override {
-    codec().encode(node, address(x), address(wire));
+    float* from = address(x);
+    float* to = address(wire);
+    flush_program(); // the encoding's kernels (a reduction) run on their own
+    codec().encode(node, from, to);
   }
   void decode(int node, VectorRef wire, VectorRef ref, VectorRef out) override {
-    codec().decode(node, address(wire), address(ref), address(out));
+    queue(codec().decode_step(node, address(wire), address(ref), address(out)));
   }
   void own_view(int /*node*/, VectorRef wire, VectorRef /*x*/, VectorRef out) override {
-    codec().own_view(address(wire), address(out));
+    queue(codec().own_view_step(address(wire), address(out)));
   }
   bool take_decode_failures(std::span<std::int64_t> per_node) override {
     if (!codec_)
       return false;
+    flush_program();
     codec_->take_decode_failures(per_node);
     return true;
   }
@@ -268,9 +280,9 @@ public:
   void copy_model_to_message(int node, std::uint32_t id) override {
     float* to = message(id);
     check(cudaMemcpyAsync(to, models_.data + static_cast<std::size_t>(node) * P_,
-                          P_ * sizeof(float), cudaMemcpyDeviceToDevice, stream_),
+                          P_ * sizeof(float), cudaMemcpyDeviceToDevice, stream()),
           "cudaMemcpyAsync (resident message)");
-    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    check(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
   }
   // values up once, into the first node's row, then copied here into the others' rows.
   void write_rule_row(std::span<const int> nodes, int k, std::span<const float> values) override {
@@ -280,24 +292,24 @@ public:
       return;
     float* rows = rule_rows_[k].data;
     check(cudaMemcpyAsync(rows + static_cast<std::size_t>(nodes[0]) * P_, values.data(),
-                          P_ * sizeof(float), cudaMemcpyHostToDevice, stream_),
+                          P_ * sizeof(float), cudaMemcpyHostToDevice, stream()),
           "cudaMemcpyAsync (resident rule row)");
     bus_.host_to_device_bytes += static_cast<std::int64_t>(P_ * sizeof(float));
     DeviceArray<int> to;
     if (nodes.size() > 1) {
       to.resize(nodes.size(), "cudaMalloc (resident rule row nodes)");
       check(cudaMemcpyAsync(to.data, nodes.data(), nodes.size() * sizeof(int),
-                            cudaMemcpyHostToDevice, stream_),
+                            cudaMemcpyHostToDevice, stream()),
             "cudaMemcpyAsync (resident rule row nodes)");
       bus_.host_to_device_bytes += static_cast<std::int64_t>(nodes.size() * sizeof(int));
       queue_rule_row_copies(rows, to.data, nodes.size());
     }
-    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); // values and `to` go now
+    check(cudaStreamSynchronize(stream()), "cudaStreamSynchronize"); // values and `to` go now
   }
   // Rows node[1 ..count) of `rows` = row node[0], on the stream (public: a device lambda).
   void queue_rule_row_copies(float* rows, const int* node, std::size_t count) {
     const std::size_t P = P_;
-    each_element(stream_, static_cast<int>(count) - 1, P, [=] __device__(int b, std::size_t e) {
+    each_element(stream(), static_cast<int>(count) - 1, P, [=] __device__(int b, std::size_t e) {
       rows[static_cast<std::size_t>(node[b + 1]) * P + e] =
           rows[static_cast<std::size_t>(node[0]) * P + e];
     });
@@ -308,10 +320,10 @@ public:
       throw std::invalid_argument("resident models: expected " + std::to_string(nodes_ * P_) +
                                   " floats");
     check(cudaMemcpyAsync(models_.data, models.data(), nodes_ * P_ * sizeof(float),
-                          cudaMemcpyHostToDevice, stream_),
+                          cudaMemcpyHostToDevice, stream()),
           "cudaMemcpyAsync (resident models)");
     start_momenta();
-    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); // models is the caller's
+    check(cudaStreamSynchronize(stream()), "cudaStreamSynchronize"); // models is the caller's
     bus_.host_to_device_bytes += static_cast<std::int64_t>(nodes_ * P_ * sizeof(float));
   }
   // One model up the bus, copied to every row here.
@@ -320,11 +332,11 @@ public:
       throw std::invalid_argument("resident initial model: expected " + std::to_string(P_) +
                                   " floats");
     check(cudaMemcpyAsync(models_.data, model.data(), P_ * sizeof(float), cudaMemcpyHostToDevice,
-                          stream_),
+                          stream()),
           "cudaMemcpyAsync (resident initial model)");
     queue_copy_of_first_row();
     start_momenta();
-    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); // model is the caller's
+    check(cudaStreamSynchronize(stream()), "cudaStreamSynchronize"); // model is the caller's
     bus_.host_to_device_bytes += static_cast<std::int64_t>(P_ * sizeof(float));
   }
   // Rows 1 .. nodes_ - 1 of the models = row 0, on the stream (public only because nvcc
@@ -332,7 +344,7 @@ public:
   void queue_copy_of_first_row() {
     float* rows = models_.data;
     const std::size_t P = P_;
-    each_element(stream_, static_cast<int>(nodes_) - 1, P, [=] __device__(int b, std::size_t e) {
+    each_element(stream(), static_cast<int>(nodes_) - 1, P, [=] __device__(int b, std::size_t e) {
       rows[(static_cast<std::size_t>(b) + 1) * P + e] = rows[e];
     });
     check(cudaGetLastError(), "kernel launch (resident initial models)");
@@ -342,7 +354,7 @@ public:
     if (!rule_.keeps_momentum())
       return;
     momenta_.resize(nodes_ * P_, "cudaMalloc (resident momenta)");
-    check(cudaMemsetAsync(momenta_.data, 0, nodes_ * P_ * sizeof(float), stream_),
+    check(cudaMemsetAsync(momenta_.data, 0, nodes_ * P_ * sizeof(float), stream()),
           "cudaMemsetAsync (resident momenta)");
   }
   // The node models, nodes() rows of P floats (an evaluation pass reads them in place).
@@ -356,22 +368,22 @@ public:
       throw std::invalid_argument("resident mean: no such rows, or not of the model's size");
     queue_mean(data);
     check(cudaMemcpyAsync(out.data(), mean_.data, P_ * sizeof(float), cudaMemcpyDeviceToHost,
-                          stream_),
+                          stream()),
           "cudaMemcpyAsync (resident mean)");
-    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    check(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
     bus_.device_to_host_bytes += static_cast<std::int64_t>(P_ * sizeof(float));
   }
   double consensus_distance() override {
     queue_mean(models_.data);
     distances_.resize(nodes_, "cudaMalloc (resident consensus)");
-    squared_distance_kernel<<<static_cast<unsigned>(nodes_), kDistanceThreads, 0, stream_>>>(
+    squared_distance_kernel<<<static_cast<unsigned>(nodes_), kDistanceThreads, 0, stream()>>>(
         models_.data, mean_.data, P_, distances_.data);
     check(cudaGetLastError(), "kernel launch (resident consensus)");
     distances_host_.resize(nodes_);
     check(cudaMemcpyAsync(distances_host_.data(), distances_.data, nodes_ * sizeof(double),
-                          cudaMemcpyDeviceToHost, stream_),
+                          cudaMemcpyDeviceToHost, stream()),
           "cudaMemcpyAsync (resident consensus)");
-    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    check(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
     bus_.device_to_host_bytes += static_cast<std::int64_t>(nodes_ * sizeof(double));
     double sum = 0;
     for (const double d : distances_host_)
@@ -385,7 +397,7 @@ public:
     float* mean = mean_.data;
     const int nodes = static_cast<int>(nodes_);
     const std::size_t P = P_;
-    each_element(stream_, 1, P, [=] __device__(int, std::size_t e) {
+    each_element(stream(), 1, P, [=] __device__(int, std::size_t e) {
       mean[e] = mean_of_rows_element(rows, nodes, P, e);
     });
     check(cudaGetLastError(), "kernel launch (resident mean)");
@@ -394,9 +406,9 @@ public:
     if (out.size() != P_)
       throw std::invalid_argument("resident read: not of the model's size");
     check(cudaMemcpyAsync(out.data(), address(ref), P_ * sizeof(float), cudaMemcpyDeviceToHost,
-                          stream_),
+                          stream()),
           "cudaMemcpyAsync (resident read)");
-    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    check(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
     bus_.device_to_host_bytes += static_cast<std::int64_t>(P_ * sizeof(float));
   }
   void pull_models(std::span<float> models) override {
@@ -404,9 +416,9 @@ public:
       throw std::invalid_argument("resident models: expected " + std::to_string(nodes_ * P_) +
                                   " floats");
     check(cudaMemcpyAsync(models.data(), models_.data, nodes_ * P_ * sizeof(float),
-                          cudaMemcpyDeviceToHost, stream_),
+                          cudaMemcpyDeviceToHost, stream()),
           "cudaMemcpyAsync (resident models)");
-    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    check(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
     bus_.device_to_host_bytes += static_cast<std::int64_t>(nodes_ * P_ * sizeof(float));
   }
 
@@ -464,16 +476,16 @@ public:
       ++b;
     }
     mix_first_.host.data[b] = static_cast<int>(c);
-    mix_node_.upload(stream_, count, bus_);
-    mix_self_.upload(stream_, count, bus_);
-    mix_self_w_.upload(stream_, count, bus_);
-    mix_first_.upload(stream_, count + 1, bus_);
-    mix_in_.upload(stream_, inputs, bus_);
-    mix_in_w_.upload(stream_, inputs, bus_);
+    mix_node_.upload(stream(), count, bus_);
+    mix_self_.upload(stream(), count, bus_);
+    mix_self_w_.upload(stream(), count, bus_);
+    mix_first_.upload(stream(), count + 1, bus_);
+    mix_in_.upload(stream(), inputs, bus_);
+    mix_in_w_.upload(stream(), inputs, bus_);
     if (with_lr)
-      mix_lr_.upload(stream_, count, bus_);
+      mix_lr_.upload(stream(), count, bus_);
     if (accumulate)
-      mix_refresh_.upload(stream_, count, bus_);
+      mix_refresh_.upload(stream(), count, bus_);
     MixBatch batch{mix_node_.device.data,
                    mix_self_.device.data,
                    mix_self_w_.device.data,
@@ -500,12 +512,12 @@ public:
                                   ? first_layer
                                   : 0; // the elements mixed here: [first, P)
     if (plain && plain_mixing_kernel_)
-      each_tile<kTile>(stream_, static_cast<int>(count), P - first,
+      each_tile<kTile>(stream(), static_cast<int>(count), P - first,
                        [=] __device__(int b, std::size_t e0, std::size_t stride) {
                          plain_mix_tile<kTile>(batch, models, P, b, first + e0, stride);
                        });
     else
-      each_tile<kTile>(stream_, static_cast<int>(count), P - first,
+      each_tile<kTile>(stream(), static_cast<int>(count), P - first,
                        [=] __device__(int b, std::size_t e0, std::size_t stride) {
                          mix_tile<kTile>(batch, models, mhat, P, b, first + e0, stride);
                        });
@@ -521,7 +533,7 @@ public:
       trackers.self_is_destination = true;
       trackers.input_offset = P;
       float* y = rule_rows_[0].data;
-      each_tile<kTile>(stream_, static_cast<int>(count), P,
+      each_tile<kTile>(stream(), static_cast<int>(count), P,
                        [=] __device__(int b, std::size_t e0, std::size_t stride) {
                          mix_tile<kTile>(trackers, y, nullptr, P, b, e0, stride);
                        });
@@ -534,7 +546,7 @@ public:
       corrections.input_offset = P;
       corrections.add_rows = momenta_.data;
       float* d = rule_rows_[0].data;
-      each_tile<kTile>(stream_, static_cast<int>(count), P,
+      each_tile<kTile>(stream(), static_cast<int>(count), P,
                        [=] __device__(int b, std::size_t e0, std::size_t stride) {
                          mix_tile<kTile>(corrections, d, nullptr, P, b, e0, stride);
                        });
@@ -554,7 +566,7 @@ public:
     for (std::size_t at = 0; at < pending.count; at += kMaxGridY) {
       const auto slice = static_cast<unsigned>(std::min(kMaxGridY, pending.count - at));
       mixed_forward_kernel<<<dim3(static_cast<unsigned>(mixed_slabs(f)), slice), kMixedThreads, 0,
-                             stream_>>>(pending.batch, f, models_.data, P_, static_cast<int>(at));
+                             stream()>>>(pending.batch, f, models_.data, P_, static_cast<int>(at));
     }
     check(cudaGetLastError(), "kernel launch (resident first-layer mixing and forward)");
     // Taken once launched: a launch that failed leaves it to settle_first_layer_mix.
@@ -569,7 +581,7 @@ public:
     const MixBatch batch = pending.batch;
     float* models = models_.data;
     const std::size_t P = P_, end = pending.first;
-    each_tile<kTile>(stream_, static_cast<int>(pending.count), end,
+    each_tile<kTile>(stream(), static_cast<int>(pending.count), end,
                      [=] __device__(int b, std::size_t e0, std::size_t stride) {
                        float v[kTile];
                        const std::size_t row = static_cast<std::size_t>(batch.node[b]) * P;
@@ -598,7 +610,7 @@ public:
     if (starts_ == 0) {
       gbar_.resize(P_, "cudaMalloc (momentum tracking's mean)");
       float* gbar = gbar_.data;
-      each_element(stream_, 1, P, [=] __device__(int, std::size_t e) {
+      each_element(stream(), 1, P, [=] __device__(int, std::size_t e) {
         gbar[e] = mean_of_rows_element(d_rows, nodes, P, e);
       });
       check(cudaGetLastError(), "kernel launch (momentum tracking's mean)");
@@ -611,7 +623,7 @@ public:
     float* u = grads_.data + row;
     float* d_minus_m = message(out_id) + P_;
     const float momentum = rule_.momentum, weight_decay = rule_.weight_decay;
-    each_element(stream_, 1, P, [=] __device__(int, std::size_t e) {
+    each_element(stream(), 1, P, [=] __device__(int, std::size_t e) {
       momentum_tracking_start_element(momentum, weight_decay, gbar[e], x[e], d + e, m + e,
                                       d_minus_m + e, u + e);
     });
@@ -645,11 +657,11 @@ public:
     chunk_node_.reserve(static_cast<std::size_t>(count));
     for (int b = 0; b < count; ++b)
       chunk_node_.host.data[b] = jobs[ids[b]].node;
-    chunk_node_.upload(stream_, static_cast<std::size_t>(count), bus_);
+    chunk_node_.upload(stream(), static_cast<std::size_t>(count), bus_);
     const int* node = chunk_node_.device.data;
     const float* models = models_.data;
     const std::size_t P = P_;
-    each_element(stream_, count, P, [=] __device__(int b, std::size_t e) {
+    each_element(stream(), count, P, [=] __device__(int b, std::size_t e) {
       params[static_cast<std::size_t>(b) * P + e] =
           models[static_cast<std::size_t>(node[b]) * P + e];
     });
@@ -659,7 +671,7 @@ public:
     const int* node = chunk_node_.device.data;
     float* rows = grads_.data;
     const std::size_t P = P_;
-    each_element(stream_, count, P, [=] __device__(int b, std::size_t e) {
+    each_element(stream(), count, P, [=] __device__(int b, std::size_t e) {
       rows[static_cast<std::size_t>(node[b]) * P + e] = grads[static_cast<std::size_t>(b) * P + e];
     });
   }
@@ -717,14 +729,14 @@ public:
         step_first_.host.data[k] = stepped == 0 ? 1 : 0;
         stepped = 1;
       }
-      step_first_.upload(stream_, count, bus_);
+      step_first_.upload(stream(), count, bus_);
     }
-    step_node_.upload(stream_, count, bus_);
-    step_out_.upload(stream_, count, bus_);
-    step_lr_.upload(stream_, count, bus_);
+    step_node_.upload(stream(), count, bus_);
+    step_out_.upload(stream(), count, bus_);
+    step_lr_.upload(stream(), count, bus_);
     if (choco_) // each entry's step count, a plan too
       choco_->plan(step_node_.host.data, count);
-    check(cudaEventRecord(steps_planned_.event, stream_), "cudaEventRecord (resident plans)");
+    check(cudaEventRecord(steps_planned_.event, stream()), "cudaEventRecord (resident plans)");
     const StepBatch batch{step_node_.device.data, step_out_.device.data,   step_lr_.device.data,
                           rule_.momentum,         rule_.weight_decay,      rule_.nesterov,
                           rule_.quasi_global,     rule_.combine_then_adapt};
@@ -739,18 +751,18 @@ public:
     if (rule_.flags_first_step()) { // never fused: its step reads its rows (above)
       const RuleRows rows{rule_rows_[0].data, rule_rows_[1].data, step_first_.device.data};
       if (rule_.d2)
-        each_tile<kTile>(stream_, static_cast<int>(count), P,
+        each_tile<kTile>(stream(), static_cast<int>(count), P,
                          [=] __device__(int b, std::size_t e0, std::size_t stride) {
                            d2_step_tile<kTile>(batch, rows, grads, models, P, b, e0, stride);
                          });
       else if (rule_.momentum_tracking)
-        each_tile<kTile>(stream_, static_cast<int>(count), P,
+        each_tile<kTile>(stream(), static_cast<int>(count), P,
                          [=] __device__(int b, std::size_t e0, std::size_t stride) {
                            momentum_tracking_step_tile<kTile>(batch, rows, grads, models, momenta,
                                                               P, b, e0, stride);
                          });
       else
-        each_tile<kTile>(stream_, static_cast<int>(count), P,
+        each_tile<kTile>(stream(), static_cast<int>(count), P,
                          [=] __device__(int b, std::size_t e0, std::size_t stride) {
                            tracking_step_tile<kTile>(batch, rows, grads, models, momenta, P, b, e0,
                                                      stride);
@@ -765,13 +777,13 @@ public:
         const auto slice = static_cast<unsigned>(std::min(kMaxGridY, count - at));
         const dim3 grid(static_cast<unsigned>(fused_tiles(f)), slice);
         if (fused->prefetch && fused->sums_first && f.n <= kFusedExamples)
-          fused_layer_step_prefetch_kernel<true><<<grid, kFusedThreads, 0, stream_>>>(
+          fused_layer_step_prefetch_kernel<true><<<grid, kFusedThreads, 0, stream()>>>(
               batch, f, grads, models, momenta, P, static_cast<int>(at));
         else if (fused->prefetch)
-          fused_layer_step_prefetch_kernel<false><<<grid, kFusedThreads, 0, stream_>>>(
+          fused_layer_step_prefetch_kernel<false><<<grid, kFusedThreads, 0, stream()>>>(
               batch, f, grads, models, momenta, P, static_cast<int>(at));
         else
-          fused_layer_step_kernel<<<grid, kFusedThreads, 0, stream_>>>(
+          fused_layer_step_kernel<<<grid, kFusedThreads, 0, stream()>>>(
               batch, f, grads, models, momenta, P, static_cast<int>(at));
       }
       check(cudaGetLastError(), "kernel launch (resident fused layer steps)");
@@ -788,7 +800,7 @@ public:
     });
     for (int k = 0; k < count_ranges; ++k) {
       const std::size_t from = ranges[k][0], to = ranges[k][1];
-      each_tile<kTile>(stream_, static_cast<int>(count), to - from,
+      each_tile<kTile>(stream(), static_cast<int>(count), to - from,
                        [=] __device__(int b, std::size_t e0, std::size_t stride) {
                          local_step_tile<kTile>(batch, grads, models, momenta, P, b, from + e0,
                                                 stride, to);
@@ -806,20 +818,34 @@ private:
   }
 
   // One step of a pairwise method, on the stream: after the batches' kernels queued before
-  // it, before those queued after.
+  // it, before those queued after (a step of the next program).
   void run_op(VectorOp op, VectorRef dst, VectorRef a, VectorRef b, Scalars k) override {
     if (op == VectorOp::accumulate || op == VectorOp::mean_of_sum) { // GSGM's double sum
       const bool accumulate = op == VectorOp::accumulate;
       if ((accumulate ? dst : a).kind != VectorRef::Kind::sum)
         throw std::logic_error("resident sum step without the server sum");
-      launch_sum_op<kTile>(stream_, op, sum(), accumulate ? nullptr : address(dst),
-                           accumulate ? address(a) : nullptr, k.s, P_);
+      queue(ProgramStep::sum_step(op, sum(), accumulate ? nullptr : address(dst),
+                                  accumulate ? address(a) : nullptr, k.s));
       return;
     }
     // A server step without momentum never reads b: no momentum vector made for it.
     const bool uses_b = op != VectorOp::server_step || k.t > 0;
-    launch_vector_op<kTile>(stream_, op, address(dst), address(a), uses_b ? address(b) : nullptr,
-                            k.s, k.t, k.u, P_);
+    queue(ProgramStep::vector_step(op, address(dst), address(a), uses_b ? address(b) : nullptr, k.s,
+                                   k.t, k.u));
+  }
+
+  // A step at the end of the program (run with the next use of the stream); a full program,
+  // or every step where programs are off, launched at once.
+  void queue(const ProgramStep& step) {
+    program_.push(step);
+    if (program_.full() || !vector_programs_)
+      flush_program();
+  }
+
+  // The stream, for any work but a program's: the steps queued before it run first.
+  cudaStream_t stream() {
+    flush_program();
+    return stream_;
   }
 
   // The device row or buffer a step names (null for none); the live rows are made on first
@@ -832,8 +858,10 @@ private:
     case VectorRef::Kind::gradient:
       // On the engine thread (apply, read): the batch runner's deferred gradient is settled
       // only from here, never from the hooks, which run in parallel.
-      if (settle_gradients_)
+      if (settle_gradients_) { // the runner's kernels, after the steps queued before
+        flush_program();
         settle_gradients_();
+      }
       // A fused step with a rule that sends messages leaves the fused layers' gradient off
       // the row (combine-then-adapt writes its direction u there, as always); no such
       // method reads a gradient row, and were one to, it would read stale layers: refused
@@ -883,7 +911,7 @@ private:
     DeviceArray<float>& v = server_[index];
     if (v.data == nullptr) { // each on first use: no momentum, no momentum vector
       v.resize(P_, "cudaMalloc (resident server vectors)");
-      check(cudaMemsetAsync(v.data, 0, P_ * sizeof(float), stream_),
+      check(cudaMemsetAsync(v.data, 0, P_ * sizeof(float), stream()),
             "cudaMemsetAsync (resident server vectors)");
     }
     return v.data;
@@ -893,7 +921,7 @@ private:
   double* sum() {
     if (sum_.data == nullptr) {
       sum_.resize(P_, "cudaMalloc (resident server sum)");
-      check(cudaMemsetAsync(sum_.data, 0, P_ * sizeof(double), stream_),
+      check(cudaMemsetAsync(sum_.data, 0, P_ * sizeof(double), stream()),
             "cudaMemsetAsync (resident server sum)");
     }
     return sum_.data;
@@ -932,6 +960,8 @@ private:
   LocalUpdateRule rule_;
   std::function<void()> settle_gradients_;
   bool plain_mixing_kernel_ = true;
+  bool vector_programs_ = true;
+  VectorProgram program_;             // the steps queued since the last launch (engine thread)
   bool fused_rows_unwritten_ = false; // a fused step kept its layers' gradient off the row
   StagedPlan<int> mix_node_, mix_first_, chunk_node_, step_node_;
   StagedPlan<int> mix_refresh_; // a quasi-global rule with a refresh period: refresh after it

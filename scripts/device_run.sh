@@ -38,7 +38,10 @@
 # built-in algorithm and compressor, tests/app/backend_differential.py) on cpu-resident and
 # cuda-resident and keeps, under $OUT/differential, those whose final loss or accuracy
 # differ by more than 5% or 3 points, or that end otherwise, and, where the bundle has the
-# extension example's program (EXTENSION=), its method added at run time likewise.
+# extension example's program (EXTENSION=), its method added at run time likewise;
+# 'programs' SwarmSGD's and AD-PSGD's 1,024-node rows with the engine thread's element-wise
+# steps launched one kernel each and as vector programs (DTSIM_CUDA_VECTOR_PROGRAMS=0 / 1) in
+# turn, three times each (--pair swarm0,swarm1 and adpsgd0,adpsgd1).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=$PWD/.device
@@ -101,16 +104,18 @@ step() { # step SECONDS TITLE COMMAND...: runs COMMAND under a time limit, timed
   echo "=== $title: exit $?, $((SECONDS - t0)) s"
 }
 want() { [[ " ${PARTS:-tests bench kernels} " == *" $1 "* ]]; }
-# same_binary_pairs NAME VARIABLE A B: the goal row with this binary and VARIABLE=A, then =B,
-# in the order A B, B A, A B (as 'ab'), titled NAME$A / NAME$B for bench/goal_row.py --pair.
+# same_binary_pairs NAME VARIABLE A B [NODE_STEPS [ALGORITHM]]: the goal row (or ALGORITHM's
+# 1,024-node MLP row, NODE_STEPS node-steps; default 400,000) with this binary and
+# VARIABLE=A, then =B, in the order A B, B A, A B (as 'ab'), titled NAME$A / NAME$B for
+# bench/goal_row.py --pair.
 same_binary_pairs() {
-  local name=$1 variable=$2 a=$3 b=$4 r m
+  local name=$1 variable=$2 a=$3 b=$4 steps=${5:-400000} algorithm=${6:-} r m
   for r in 1 2 3; do
     local order=("$a" "$b")
     [ $((r % 2)) -eq 1 ] || order=("$b" "$a")
     for m in "${order[@]}"; do
-      step 60 "goal row, commit: $name$m, run $r" env "$variable=$m" \
-        BACKENDS="cuda-resident" CUDA_NODE_STEPS=400000 bench/backend_bench.sh "$build" 1024
+      step 60 "goal row, commit: $name$m, run $r" env "$variable=$m" "ALGORITHM=$algorithm" \
+        BACKENDS="cuda-resident" CUDA_NODE_STEPS="$steps" bench/backend_bench.sh "$build" 1024
     done
   done
 }
@@ -261,6 +266,17 @@ if want mixed; then
       "$build/apps/dtsim" run bench/dpsgd32.yaml --quiet --set nodes=1024 \
       --set model.backend=cuda-resident -o /tmp/ncu_mlp_mixed.h5 --set stop.steps=3
   fi
+fi
+# The engine thread's element-wise steps as vector programs (vector_program.hpp) against a
+# kernel each (DTSIM_CUDA_VECTOR_PROGRAMS=0 / 1), in the same binary, A B, B A, A B: SwarmSGD
+# with the 4-bit lattice and AD-PSGD, 1,024 MLP nodes on cuda-resident (bench/goal_row.py
+# LOG --pair swarm0,swarm1 and adpsgd0,adpsgd1; the device phases' idle column holds those
+# steps' kernels).
+if want programs; then
+  same_binary_pairs swarm DTSIM_CUDA_VECTOR_PROGRAMS 0 1 50000 \
+    '{name: swarm-sgd, lr: 0.05, momentum: 0.9, compressor: {kind: lattice, bits: 4, side: 0.02, rounding: stochastic}}'
+  same_binary_pairs adpsgd DTSIM_CUDA_VECTOR_PROGRAMS 0 1 100000 \
+    '{name: ad-psgd, lr: 0.05, momentum: 0.9}'
 fi
 # The goal row's steady state: this binary at 1,024 nodes with 1.6 M node-steps, three
 # times (with the 400 k-step runs of 'ab', the rate net of start-up is the extra steps over

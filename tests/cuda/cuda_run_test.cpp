@@ -244,6 +244,44 @@ TEST_SUITE("cuda") {
     }
   }
 
+  TEST_CASE("CUDA: the engine thread's element-wise steps give the same bits as programs or one "
+            "kernel each") {
+    if (!have_device())
+      return;
+    // Every method whose steps run on the engine thread (apply, decode, own_view), queued as
+    // vector programs (the default) and launched one kernel each
+    // (DTSIM_CUDA_VECTOR_PROGRAMS=0): AD-PSGD's averagings, ASGD's and the adaptive
+    // DC-ASGD's server steps, GSGM's double sum, SwarmSGD's decodings and own views with the
+    // stochastic lattice and error feedback (whose encodings flush the programs). The same
+    // per-element code in the same order: the same bits in every column.
+    for (const char* algorithm :
+         {"--set 'algorithm={name: ad-psgd, lr: 0.05, momentum: 0.9, split: none}'",
+          "--set 'algorithm={name: asgd, lr: 0.01, momentum: 0.5}'",
+          "--set 'algorithm={name: dc-asgd, lr: 0.01, momentum: 0.5, variant: adaptive}'",
+          "--set 'algorithm={name: gsgm, lr: 0.001, momentum: 0.9}'",
+          "--set 'algorithm={name: swarm-sgd, lr: 0.05, momentum: 0.9, compressor: {kind: lattice, "
+          "bits: 4, side: 0.02, rounding: stochastic, error_feedback: true}}'"}) {
+      CAPTURE(algorithm);
+      const std::string settings = std::string("--set stop.epochs=0.5 ") + algorithm;
+      const TraceContents programs =
+          run("cuda-resident", "programs", "scenarios/quickstart.yaml", settings);
+      ::setenv("DTSIM_CUDA_VECTOR_PROGRAMS", "0", 1);
+      const TraceContents each =
+          run("cuda-resident", "each", "scenarios/quickstart.yaml", settings);
+      ::unsetenv("DTSIM_CUDA_VECTOR_PROGRAMS");
+      CHECK(each.text_attributes.at("gradient_backend").find("a kernel per element-wise step") !=
+            std::string::npos);
+      CHECK(programs.text_attributes.at("gradient_backend").find("element-wise") ==
+            std::string::npos);
+      REQUIRE(programs.metrics.size() == each.metrics.size());
+      for (const auto& [column, values] : programs.metrics) {
+        CAPTURE(column);
+        if (column != "wall_time_s") // the one column of wall time
+          CHECK(same_bits(values, each.metrics.at(column)));
+      }
+    }
+  }
+
   TEST_CASE("CUDA: cuda-resident CHOCO-SGD and SwarmSGD match cpu-resident with QSGD, top-k, "
             "sign") {
     if (!have_device())

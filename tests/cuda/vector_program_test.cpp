@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: MIT
+// The resident device's vector programs (a run of element-wise steps as one kernel) against
+// the same steps one at a time, and their decodings against LatticeQuantizer's; no GPU
+// needed.
+#include "cuda/vector_program.hpp"
+#include "resident_test_vectors.hpp"
+#include "sim/core/rng.hpp"
+#include "sim/optimizers/compression/lattice_quantizer.hpp"
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <doctest/doctest.h>
+#include <vector>
+
+using namespace dtsim;
+using namespace dtsim::cuda;
+using dtsim::test::each_tile_on_host;
+using dtsim::test::random_vector;
+using VectorOp = ResidentVectors::VectorOp;
+
+namespace {
+
+constexpr std::size_t kP = 4196; // a partial last tile of 4 x 256
+constexpr int kTile = 4;         // the store's elements per thread
+
+// Five float vectors, the server's double sum and a failure count: what a program's steps
+// name. Vector 4 is a mean square (the adaptive compensation's), kept non-negative: only
+// mean_square writes it.
+struct Vectors {
+  std::array<std::vector<float>, 5> v;
+  std::vector<double> sum;
+  unsigned long long failures = 0;
+
+  explicit Vectors(std::uint64_t seed) : sum(kP) {
+    Rng rng = Rng::stream(seed, "test", Rng::kNoNode);
+    for (std::vector<float>& x : v)
+      x = random_vector(rng, kP);
+    for (float& x : v[4])
+      x = x * x;
+    for (std::size_t e = 0; e < kP; ++e)
+      sum[e] = static_cast<double>(v[0][e]) * 3.0;
+  }
+  // Equal bit for bit (NaNs included).
+  bool same_bits(const Vectors& o) const {
+    for (std::size_t k = 0; k < v.size(); ++k)
+      if (std::memcmp(v[k].data(), o.v[k].data(), kP * sizeof(float)) != 0)
+        return false;
+    return std::memcmp(sum.data(), o.sum.data(), kP * sizeof(double)) == 0 &&
+           failures == o.failures;
+  }
+};
+
+// A step drawn from every kind a store queues, on `vs`'s vectors: dst among vectors 0 to 3
+// (and the sum), a and b any, dst == a among the draws.
+ProgramStep random_step(Rng& rng, Vectors& vs, const LatticeCodec& lattice) {
+  const auto pick = [&](std::size_t n) { return vs.v[rng.below(n)].data(); };
+  float* dst = pick(4);
+  const float s = static_cast<float>(rng.uniform(0.1, 0.9));
+  switch (rng.below(10)) {
+  case 0: {
+    constexpr std::array kOps = {VectorOp::copy,
+                                 VectorOp::average,
+                                 VectorOp::add_half_difference,
+                                 VectorOp::subtract_scaled,
+                                 VectorOp::add,
+                                 VectorOp::zero,
+                                 VectorOp::subtract,
+                                 VectorOp::average_less,
+                                 VectorOp::average_step_less,
+                                 VectorOp::average_step_add,
+                                 VectorOp::delay_compensate};
+    return ProgramStep::vector_step(kOps[rng.below(kOps.size())], dst, pick(5), pick(5), s, 0, 0);
+  }
+  case 1: // dividing by more than 1, so that the values stay finite
+    return ProgramStep::vector_step(VectorOp::divide, dst, nullptr, nullptr, 1.0f + s, 0, 0);
+  case 2: // in place: dst is a
+    return ProgramStep::vector_step(VectorOp::average, dst, dst, pick(5), 0, 0, 0);
+  case 3: // the server's step with momentum writes b too
+    return ProgramStep::vector_step(VectorOp::server_step, vs.v[0].data(), pick(5), vs.v[1].data(),
+                                    0.05f, s, 1e-3f);
+  case 4:
+    return ProgramStep::vector_step(VectorOp::mean_square, vs.v[4].data(), pick(4), nullptr, s,
+                                    1.0f - s, 0);
+  case 5:
+    return ProgramStep::vector_step(VectorOp::delay_compensate_adaptive, dst, vs.v[4].data(),
+                                    pick(4), 0.04f, 1e-7f, 0);
+  case 6:
+    return ProgramStep::sum_step(VectorOp::accumulate, vs.sum.data(), nullptr, pick(5),
+                                 rng.below(2) == 0 ? 1.0f : -1.0f);
+  case 7:
+    return ProgramStep::sum_step(VectorOp::mean_of_sum, vs.sum.data(), dst, nullptr, 3.0f);
+  case 8: // indices from a vector: most decode against a nearby reference, some fail
+    return ProgramStep::decode_step(lattice, pick(5), pick(5), dst, &vs.failures);
+  default:
+    return ProgramStep::scale_step(pick(5), dst, lattice.side);
+  }
+}
+
+// The same step with its vectors moved from `from` to `to` (a copy of it).
+ProgramStep moved(ProgramStep k, const Vectors& from, Vectors& to) {
+  const auto move = [&](const float* p) -> float* {
+    for (std::size_t i = 0; i < from.v.size(); ++i)
+      if (p == from.v[i].data())
+        return to.v[i].data();
+    return nullptr;
+  };
+  k.dst = move(k.dst);
+  k.a = move(k.a);
+  k.b = move(k.b);
+  k.ref = move(k.ref);
+  if (k.sum != nullptr)
+    k.sum = to.sum.data();
+  if (k.failures != nullptr)
+    k.failures = &to.failures;
+  return k;
+}
+
+// Runs a program over the vectors as the device does: each thread's tile through every step.
+void run_program(const VectorProgram& p) {
+  each_tile_on_host<kTile>(
+      kP, [&](std::size_t e0, std::size_t stride) { program_tile<kTile>(p, kP, e0, stride); });
+}
+
+// Runs the steps one at a time, each over the whole vector (a kernel each), a program of one.
+void run_one_at_a_time(const std::vector<ProgramStep>& steps) {
+  for (const ProgramStep& k : steps) {
+    VectorProgram one;
+    one.push(k);
+    run_program(one);
+  }
+}
+
+// Queues the steps as the store does: a full program runs before the next step joins.
+void run_as_programs(const std::vector<ProgramStep>& steps) {
+  VectorProgram p;
+  for (const ProgramStep& k : steps) {
+    p.push(k);
+    if (p.full()) {
+      run_program(p);
+      p.count = 0;
+    }
+  }
+  run_program(p);
+}
+
+} // namespace
+
+TEST_SUITE("cuda") {
+  TEST_CASE("Vector programs: a run of steps as programs gives the steps' bits one at a time") {
+    const LatticeCodec lattice = lattice_codec(4, 0.05, false);
+    for (const std::uint64_t seed : {1u, 2u, 3u}) {
+      CAPTURE(seed);
+      Vectors at_once(seed), one_by_one(seed), start(seed);
+      Rng rng = Rng::stream(seed, "steps", Rng::kNoNode);
+      std::vector<ProgramStep> steps, copies;
+      for (int i = 0; i < 3 * kProgramSteps + 5; ++i) { // three full programs and a part
+        steps.push_back(random_step(rng, at_once, lattice));
+        copies.push_back(moved(steps.back(), at_once, one_by_one));
+      }
+      run_as_programs(steps);
+      run_one_at_a_time(copies);
+      CHECK(at_once.same_bits(one_by_one));
+      // Not vacuous: the steps moved the vectors, mostly to finite values, and decoded some
+      // wrongly.
+      CHECK_FALSE(at_once.same_bits(start));
+      std::size_t finite = 0;
+      for (const std::vector<float>& x : at_once.v)
+        for (const float f : x)
+          finite += std::isfinite(f) ? 1 : 0;
+      CHECK(finite > 5 * kP * 9 / 10);
+      CHECK(at_once.failures > 0);
+    }
+  }
+
+  TEST_CASE("Vector programs: the order of the steps is kept within an element") {
+    // x = 2 x, then y = x: y must see the doubled x. Run as one program, the bits of doing
+    // the two in order; the other order's differ (the comparison can fail).
+    Rng rng = Rng::stream(5, "test", Rng::kNoNode);
+    std::vector<float> x = random_vector(rng, kP), y(kP, 0.0f);
+    const std::vector<float> x0 = x;
+    VectorProgram p;
+    p.push(ProgramStep::scale_step(x.data(), x.data(), 2.0f));
+    p.push(ProgramStep::vector_step(VectorOp::copy, y.data(), x.data(), nullptr, 0, 0, 0));
+    run_program(p);
+    for (std::size_t e = 0; e < kP; ++e) {
+      REQUIRE(x[e] == 2.0f * x0[e]);
+      REQUIRE(y[e] == x[e]);
+    }
+  }
+
+  TEST_CASE("Vector programs: decodings and own views are LatticeQuantizer's") {
+    for (const int bits : {4, 8}) {
+      CAPTURE(bits);
+      const double side = bits == 4 ? 2e-2 : 2e-3;
+      LatticeQuantizer host(bits, side, false);
+      const LatticeCodec c = lattice_codec(bits, side, false);
+      Rng rng = Rng::stream(43, "test", Rng::kNoNode);
+      const std::vector<float> x = random_vector(rng, kP);
+      std::vector<float> wire(kP);
+      Rng unused = Rng::stream(44, "test", Rng::kNoNode);
+      host.encode(x, wire, unused);
+      std::vector<float> ref = x;
+      for (std::size_t e = 0; e < kP; e += 97)
+        ref[e] += static_cast<float>(host.radius() * 3.0); // beyond q s / 2: fails
+      std::vector<float> out_host(kP), view_host(kP), out(kP), view(kP);
+      const std::int64_t failures_host = host.decode(wire, ref, out_host);
+      host.own_view(wire, x, view_host);
+      unsigned long long failures = 0;
+      VectorProgram p;
+      p.push(ProgramStep::decode_step(c, wire.data(), ref.data(), out.data(), &failures));
+      p.push(ProgramStep::scale_step(wire.data(), view.data(), c.side));
+      run_program(p);
+      CHECK(std::memcmp(out.data(), out_host.data(), kP * sizeof(float)) == 0);
+      CHECK(std::memcmp(view.data(), view_host.data(), kP * sizeof(float)) == 0);
+      CHECK(failures_host > 0);
+      CHECK(static_cast<std::int64_t>(failures) == failures_host);
+    }
+  }
+}
