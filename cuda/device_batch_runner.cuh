@@ -254,7 +254,7 @@ public:
     if (!resident_jobs(jobs))
       return;
     guarded([&] {
-      store_->flush_program(); // a pairwise method's steps queued during the pass
+      store_->flush_program(); // steps queued since compute() (none today), first
       if (deferred_ && store_->steps_queued_for(jobs)) {
         const FusedLayers layers = deferred_->layers;
         deferred_.reset();

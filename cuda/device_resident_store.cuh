@@ -60,6 +60,16 @@ __global__ void vector_program_kernel(const __grid_constant__ VectorProgram prog
     program_tile<J>(program, P, e0, static_cast<std::size_t>(kThreads));
 }
 
+// A program of one step, with that step's parameters alone, not a whole program's 3 KB: a
+// kernel per step (DTSIM_CUDA_VECTOR_PROGRAMS=0) launched as lightly as before programs,
+// and a lone step before an encoding.
+template <int J>
+__global__ void vector_step_kernel(const __grid_constant__ ProgramStep step, std::size_t P) {
+  const std::size_t e0 = static_cast<std::size_t>(blockIdx.x) * (J * kThreads) + threadIdx.x;
+  if (e0 < P)
+    step_tile<J>(step, P, e0, static_cast<std::size_t>(kThreads));
+}
+
 // cp.async of the float at from[at] to shared memory at dst, or of a zero where `valid` is
 // false (from[at] then unread: the source is the array's start): CopyOrZero's contract, the
 // size to read in a register. __pipeline_memcpy_async's zero fill had become a branch between
@@ -194,12 +204,15 @@ public:
   // The steps queued since the last program, launched now: before anything else uses the
   // stream (every use in here goes through stream(); the batch runner calls this first).
   void flush_program() {
-    if (program_.empty())
+    if (program_.empty() || P_ == 0)
       return;
     const auto tiles = static_cast<unsigned>((P_ + kTile * kThreads - 1) / (kTile * kThreads));
     const VectorProgram program = program_;
     program_.count = 0; // dropped if the launch failed: the run stops at the throw below
-    vector_program_kernel<kTile><<<tiles, kThreads, 0, stream_>>>(program, P_);
+    if (program.count == 1)
+      vector_step_kernel<kTile><<<tiles, kThreads, 0, stream_>>>(program.steps[0], P_);
+    else
+      vector_program_kernel<kTile><<<tiles, kThreads, 0, stream_>>>(program, P_);
     check(cudaGetLastError(), "kernel launch (resident vector steps)");
   }
 

@@ -110,34 +110,39 @@ DTSIM_HD inline void lattice_decode_tile(const LatticeCodec& c, const float* wir
   }
 }
 
+// A tile of one step.
+template <int J>
+DTSIM_HD inline void step_tile(const ProgramStep& k, std::size_t P, std::size_t e0,
+                               std::size_t stride) {
+  switch (k.kind) {
+  case ProgramStep::Kind::vector:
+    vector_op_tile<J>(k.op, k.dst, k.a, k.b, k.s, k.t, k.u, P, e0, stride);
+    break;
+  case ProgramStep::Kind::sum:
+    sum_tile<J>(k.op, k.sum, k.dst, k.a, k.s, P, e0, stride);
+    break;
+  case ProgramStep::Kind::lattice_decode:
+    lattice_decode_tile<J>(k.lattice, k.a, k.ref, k.dst, k.failures, P, e0, stride);
+    break;
+  case ProgramStep::Kind::scale:
+    DTSIM_UNROLL
+    for (int j = 0; j < J; ++j) {
+      const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
+      if (e >= P)
+        break;
+      k.dst[e] = k.a[e] * k.s;
+    }
+    break;
+  }
+}
+
 // A tile of every step of the program, in order: element e of every vector is read and
 // written by this thread alone.
 template <int J>
 DTSIM_HD inline void program_tile(const VectorProgram& p, std::size_t P, std::size_t e0,
                                   std::size_t stride) {
-  for (int i = 0; i < p.count; ++i) {
-    const ProgramStep& k = p.steps[i];
-    switch (k.kind) {
-    case ProgramStep::Kind::vector:
-      vector_op_tile<J>(k.op, k.dst, k.a, k.b, k.s, k.t, k.u, P, e0, stride);
-      break;
-    case ProgramStep::Kind::sum:
-      sum_tile<J>(k.op, k.sum, k.dst, k.a, k.s, P, e0, stride);
-      break;
-    case ProgramStep::Kind::lattice_decode:
-      lattice_decode_tile<J>(k.lattice, k.a, k.ref, k.dst, k.failures, P, e0, stride);
-      break;
-    case ProgramStep::Kind::scale:
-      DTSIM_UNROLL
-      for (int j = 0; j < J; ++j) {
-        const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
-        if (e >= P)
-          break;
-        k.dst[e] = k.a[e] * k.s;
-      }
-      break;
-    }
-  }
+  for (int i = 0; i < p.count; ++i)
+    step_tile<J>(p.steps[i], P, e0, stride);
 }
 
 } // namespace dtsim::cuda

@@ -270,8 +270,9 @@ fi
 # The engine thread's element-wise steps as vector programs (vector_program.hpp) against a
 # kernel each (DTSIM_CUDA_VECTOR_PROGRAMS=0 / 1), in the same binary, A B, B A, A B: SwarmSGD
 # with the 4-bit lattice and AD-PSGD, 1,024 MLP nodes on cuda-resident (bench/goal_row.py
-# LOG --pair swarm0,swarm1 and adpsgd0,adpsgd1; the device phases' idle column holds those
-# steps' kernels).
+# LOG --pair swarm0,swarm1 and adpsgd0,adpsgd1, on a log of its own: with PARTS=goal's rows
+# beside them goal_row.py would also print a steady state mixing the two methods; the
+# device phases' idle column holds those steps' kernels).
 if want programs; then
   same_binary_pairs swarm DTSIM_CUDA_VECTOR_PROGRAMS 0 1 50000 \
     '{name: swarm-sgd, lr: 0.05, momentum: 0.9, compressor: {kind: lattice, bits: 4, side: 0.02, rounding: stochastic}}'

@@ -265,10 +265,14 @@ TEST_SUITE("cuda") {
       const std::string settings = std::string("--set stop.epochs=0.5 ") + algorithm;
       const TraceContents programs =
           run("cuda-resident", "programs", "scenarios/quickstart.yaml", settings);
-      ::setenv("DTSIM_CUDA_VECTOR_PROGRAMS", "0", 1);
-      const TraceContents each =
-          run("cuda-resident", "each", "scenarios/quickstart.yaml", settings);
-      ::unsetenv("DTSIM_CUDA_VECTOR_PROGRAMS");
+      const TraceContents each = [&] {
+        ::setenv("DTSIM_CUDA_VECTOR_PROGRAMS", "0", 1);
+        // Unset however run() ends (a failed REQUIRE throws), so that no later case sees it.
+        const struct Unset {
+          ~Unset() { ::unsetenv("DTSIM_CUDA_VECTOR_PROGRAMS"); }
+        } unset;
+        return run("cuda-resident", "each", "scenarios/quickstart.yaml", settings);
+      }();
       CHECK(each.text_attributes.at("gradient_backend").find("a kernel per element-wise step") !=
             std::string::npos);
       CHECK(programs.text_attributes.at("gradient_backend").find("element-wise") ==
