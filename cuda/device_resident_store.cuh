@@ -452,67 +452,67 @@ public:
       }
     if (count == 0)
       return false;
-    mix_node_.reserve(count);
-    mix_self_.reserve(count);
-    mix_self_w_.reserve(count);
-    mix_first_.reserve(count + 1);
-    mix_in_.reserve(inputs);
-    mix_in_w_.reserve(inputs);
     const bool refresh = rule_.quasi_global || rule_.decentlam; // the buffer after the mixing
     const bool subtract = rule_.combine_then_adapt || rule_.momentum_tracking; // lr u after it
     const bool with_lr = refresh || subtract;
-    if (with_lr)
-      mix_lr_.reserve(count);
     const bool accumulate = rule_.quasi_global && rule_.refresh_period > 1; // v, refreshed at L
-    if (accumulate)
-      mix_refresh_.reserve(count);
+    // The plan's arrays in one buffer, one copy up.
+    PlanLayout layout;
+    const std::size_t at_node = layout.add<int>(count);
+    const std::size_t at_self = layout.add<const float*>(count);
+    const std::size_t at_self_w = layout.add<float>(count);
+    const std::size_t at_first = layout.add<int>(count + 1);
+    const std::size_t at_in = layout.add<const float*>(inputs);
+    const std::size_t at_in_w = layout.add<float>(inputs);
+    const std::size_t at_lr = layout.add<float>(with_lr ? count : 0);
+    const std::size_t at_refresh = layout.add<int>(accumulate ? count : 0);
+    mix_plan_.reserve(layout);
+    int* node = mix_plan_.on_host<int>(at_node);
+    const float** self = mix_plan_.on_host<const float*>(at_self);
+    float* self_w = mix_plan_.on_host<float>(at_self_w);
+    int* first_input = mix_plan_.on_host<int>(at_first);
+    const float** in = mix_plan_.on_host<const float*>(at_in);
+    float* in_w = mix_plan_.on_host<float>(at_in_w);
+    float* lr = mix_plan_.on_host<float>(at_lr);
+    int* refresh_now = mix_plan_.on_host<int>(at_refresh);
     std::size_t b = 0, c = 0;
     for (const GradientJob& job : jobs) {
       Mix& m = mixes_[static_cast<std::size_t>(job.node)];
       if (!m.queued)
         continue;
       m.queued = false;
-      mix_node_.host.data[b] = job.node;
-      mix_self_.host.data[b] = m.self == kOwnModel
-                                   ? models_.data + static_cast<std::size_t>(job.node) * P_
-                                   : message(m.self);
-      mix_self_w_.host.data[b] = m.self_w;
+      node[b] = job.node;
+      self[b] = m.self == kOwnModel ? models_.data + static_cast<std::size_t>(job.node) * P_
+                                    : message(m.self);
+      self_w[b] = m.self_w;
       if (with_lr)
-        mix_lr_.host.data[b] = m.lr;
+        lr[b] = m.lr;
       if (accumulate)
-        mix_refresh_.host.data[b] = m.refresh ? 1 : 0;
-      mix_first_.host.data[b] = static_cast<int>(c);
+        refresh_now[b] = m.refresh ? 1 : 0;
+      first_input[b] = static_cast<int>(c);
       for (std::size_t k = 0; k < m.ids.size(); ++k, ++c) {
-        mix_in_.host.data[c] = message(m.ids[k]);
-        mix_in_w_.host.data[c] = m.w[k];
+        in[c] = message(m.ids[k]);
+        in_w[c] = m.w[k];
       }
       ++b;
     }
-    mix_first_.host.data[b] = static_cast<int>(c);
-    mix_node_.upload(stream(), count, bus_);
-    mix_self_.upload(stream(), count, bus_);
-    mix_self_w_.upload(stream(), count, bus_);
-    mix_first_.upload(stream(), count + 1, bus_);
-    mix_in_.upload(stream(), inputs, bus_);
-    mix_in_w_.upload(stream(), inputs, bus_);
-    if (with_lr)
-      mix_lr_.upload(stream(), count, bus_);
-    if (accumulate)
-      mix_refresh_.upload(stream(), count, bus_);
-    MixBatch batch{mix_node_.device.data,
-                   mix_self_.device.data,
-                   mix_self_w_.device.data,
-                   mix_first_.device.data,
-                   mix_in_.device.data,
-                   mix_in_w_.device.data,
-                   refresh ? mix_lr_.device.data : nullptr,
+    first_input[b] = static_cast<int>(c);
+    mix_plan_.upload(stream(), bus_);
+    float* lr_up = mix_plan_.on_device<float>(at_lr);
+    MixBatch batch{mix_plan_.on_device<int>(at_node),
+                   mix_plan_.on_device<const float*>(at_self),
+                   mix_plan_.on_device<float>(at_self_w),
+                   mix_plan_.on_device<int>(at_first),
+                   mix_plan_.on_device<const float*>(at_in),
+                   mix_plan_.on_device<float>(at_in_w),
+                   refresh ? lr_up : nullptr,
                    rule_.mu,
-                   subtract ? mix_lr_.device.data : nullptr,
+                   subtract ? lr_up : nullptr,
                    grads_.data};
     batch.decentlam = rule_.decentlam;
     if (accumulate) {
       batch.accumulate_rows = rule_rows_[0].data;
-      batch.refresh_now = mix_refresh_.device.data;
+      batch.refresh_now = mix_plan_.on_device<int>(at_refresh);
       batch.refresh_scale = (1 - rule_.mu) / static_cast<float>(rule_.refresh_period);
     }
     batch.choco = rule_.choco;
@@ -721,48 +721,59 @@ public:
     // The last steps' plans may still be on their way up: the batch runner no longer waits
     // for the stream between two batches' steps (it waits for the pass's losses only).
     check(cudaEventSynchronize(steps_planned_.event), "cudaEventSynchronize (resident plans)");
-    step_node_.reserve(count);
-    step_out_.reserve(count);
-    step_lr_.reserve(count);
+    // The plan's arrays in one buffer, one copy up.
+    const bool flags = rule_.flags_first_step(); // each entry's first-step flag
+    PlanLayout layout;
+    const std::size_t at_node = layout.add<int>(count);
+    const std::size_t at_out = layout.add<float*>(count);
+    const std::size_t at_lr = layout.add<float>(count);
+    const std::size_t at_first = layout.add<int>(flags ? count : 0);
+    step_plan_.reserve(layout);
+    int* node = step_plan_.on_host<int>(at_node);
+    float** out = step_plan_.on_host<float*>(at_out);
+    float* lr = step_plan_.on_host<float>(at_lr);
+    int* first_step = step_plan_.on_host<int>(at_first);
     std::size_t b = 0;
     for (const GradientJob& job : jobs) {
       Step& s = steps_[static_cast<std::size_t>(job.node)];
       if (!s.queued)
         continue;
       s.queued = false;
-      step_node_.host.data[b] = job.node;
-      step_out_.host.data[b] = s.out == kNoMessage ? nullptr : message(s.out);
-      step_lr_.host.data[b] = s.lr;
+      node[b] = job.node;
+      out[b] = s.out == kNoMessage ? nullptr : message(s.out);
+      lr[b] = s.lr;
       ++b;
     }
-    if (rule_.flags_first_step()) { // each entry's first-step flag, then its node has stepped
-      step_first_.reserve(count);
+    if (flags) // then its node has stepped
       for (std::size_t k = 0; k < count; ++k) {
-        char& stepped = stepped_[static_cast<std::size_t>(step_node_.host.data[k])];
-        step_first_.host.data[k] = stepped == 0 ? 1 : 0;
+        char& stepped = stepped_[static_cast<std::size_t>(node[k])];
+        first_step[k] = stepped == 0 ? 1 : 0;
         stepped = 1;
       }
-      step_first_.upload(stream(), count, bus_);
-    }
-    step_node_.upload(stream(), count, bus_);
-    step_out_.upload(stream(), count, bus_);
-    step_lr_.upload(stream(), count, bus_);
+    step_plan_.upload(stream(), bus_);
     if (choco_) // each entry's step count, a plan too
-      choco_->plan(step_node_.host.data, count);
+      choco_->plan(node, count);
     check(cudaEventRecord(steps_planned_.event, stream()), "cudaEventRecord (resident plans)");
-    const StepBatch batch{step_node_.device.data, step_out_.device.data,   step_lr_.device.data,
-                          rule_.momentum,         rule_.weight_decay,      rule_.nesterov,
-                          rule_.quasi_global,     rule_.combine_then_adapt};
+    const int* node_up = step_plan_.on_device<int>(at_node);
+    const StepBatch batch{node_up,
+                          step_plan_.on_device<float*>(at_out),
+                          step_plan_.on_device<float>(at_lr),
+                          rule_.momentum,
+                          rule_.weight_decay,
+                          rule_.nesterov,
+                          rule_.quasi_global,
+                          rule_.combine_then_adapt};
     float* grads = grads_.data; // combine-then-adapt keeps u there
     const float* models = models_.data;
     float* momenta = momenta_.data; // null without momentum: never read then
     const std::size_t P = P_;
     if (choco_) {
-      choco_->run(batch, choco_rows(), step_node_.device.data, count, grads, models, momenta);
+      choco_->run(batch, choco_rows(), node_up, count, grads, models, momenta);
       return;
     }
     if (rule_.flags_first_step()) { // never fused: its step reads its rows (above)
-      const RuleRows rows{rule_rows_[0].data, rule_rows_[1].data, step_first_.device.data};
+      const RuleRows rows{rule_rows_[0].data, rule_rows_[1].data,
+                          step_plan_.on_device<int>(at_first)};
       if (rule_.d2)
         each_tile<kTile>(stream(), static_cast<int>(count), P,
                          [=] __device__(int b, std::size_t e0, std::size_t stride) {
@@ -976,16 +987,13 @@ private:
   bool vector_programs_ = true;
   VectorProgram program_;             // the steps queued since the last launch (engine thread)
   bool fused_rows_unwritten_ = false; // a fused step kept its layers' gradient off the row
-  StagedPlan<int> mix_node_, mix_first_, chunk_node_, step_node_;
-  StagedPlan<int> mix_refresh_; // a quasi-global rule with a refresh period: refresh after it
-  StagedPlan<const float*> mix_self_, mix_in_;
-  StagedPlan<float> mix_self_w_, mix_in_w_, mix_lr_, step_lr_;
-  StagedPlan<float*> step_out_;
-  StagedPlan<int> step_first_;              // gradient tracking: the entries' first-step flags
-  DeviceArray<float> rule_rows_[3];         // a rule's own rows (RuleRows: GT's y, g_prev; D²'s;
-                                            // CHOCO-SGD's x_half, xhat, s)
-  std::vector<char> stepped_;               // with rule rows: the node has made its first step
-  CudaEvent steps_planned_;                 // after the last steps' plans were copied up
+  StagedArrays mix_plan_;             // run_mixes' plan (its arrays stay up until the next one)
+  StagedArrays step_plan_;            // run_steps'
+  StagedPlan<int> chunk_node_;        // gather's
+  DeviceArray<float> rule_rows_[3];   // a rule's own rows (RuleRows: GT's y, g_prev; D²'s;
+                                      // CHOCO-SGD's x_half, xhat, s)
+  std::vector<char> stepped_;         // with rule rows: the node has made its first step
+  CudaEvent steps_planned_;           // after the last steps' plans were copied up
   std::unique_ptr<DeviceChocoSteps> choco_; // CHOCO-SGD's steps (a choco rule)
   std::unique_ptr<DeviceCodec> codec_;      // a pairwise method's compressor (set_codec)
   DeviceArray<float> gbar_; // momentum tracking's mean first gradient, until every start
