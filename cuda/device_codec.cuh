@@ -80,12 +80,14 @@ __device__ inline void add_encoding_figures(double error_sq, double norm_sq, dou
 // norm^2) pairs: groups of buckets, blocks), summed in double by the block (thread t takes
 // pairs t, t + kFigureThreads, ... in order, then a tree in a fixed order: the same bits
 // every time; one thread over 14,700 buckets of 16 floats would chain as many dependent
-// additions), added to its node's sums (`sums`, 4 floats: add_encoding_figures).
+// additions): bucket_figures gives them to thread 0, add_bucket_figures adds them to its
+// node's sums (`sums`, 4 floats: add_encoding_figures).
 constexpr int kFigureThreads = 256;
-__device__ inline void add_bucket_figures(const float* bucket_stats, unsigned buckets, double* sums,
-                                          bool squared) {
+__device__ inline void bucket_figures(const float* bucket_stats, unsigned buckets, bool squared,
+                                      double& error_sq, double& norm_sq) {
   __shared__ double part[kFigureThreads];
-  double error_sq = 0, norm_sq = 0;
+  error_sq = 0;
+  norm_sq = 0;
   for (unsigned k = threadIdx.x; k < buckets; k += kFigureThreads) {
     const float* stats = bucket_stats + 2 * static_cast<std::size_t>(k);
     error_sq += static_cast<double>(stats[0]);
@@ -94,17 +96,47 @@ __device__ inline void add_bucket_figures(const float* bucket_stats, unsigned bu
   }
   error_sq = block_sum<kFigureThreads>(error_sq, part);
   norm_sq = block_sum<kFigureThreads>(norm_sq, part);
+}
+__device__ inline void add_bucket_figures(const float* bucket_stats, unsigned buckets, double* sums,
+                                          bool squared) {
+  double error_sq, norm_sq;
+  bucket_figures(bucket_stats, buckets, squared, error_sq, norm_sq);
   if (threadIdx.x == 0)
     add_encoding_figures(error_sq, norm_sq, sums);
 }
 
-// One encoding's figures (add_bucket_figures) by one block of kFigureThreads.
-__global__ void encode_figures_kernel(const float* partials, unsigned pairs, double* sums,
-                                      bool squared) {
-  add_bucket_figures(partials, pairs, sums, squared);
+// The encodings whose (error^2, norm) pairs wait in a codec's partials, in encoding order:
+// each one's node. A kernel's parameter (1 KB).
+constexpr int kPendingFigures = 256;
+struct PendingFigures {
+  int count = 0;
+  int node[kPendingFigures];
+};
+
+// Block k: pending encoding k's figures from its `pairs` pairs at partials + 2 k pairs
+// (bucket_figures: the sums a kernel per encoding made before 2026-11-27's eighth session), into
+// figures[2 k], figures[2 k + 1].
+__global__ void pending_figures_kernel(const float* partials, unsigned pairs, bool squared,
+                                       double* figures) {
+  double error_sq, norm_sq;
+  bucket_figures(partials + 2 * static_cast<std::size_t>(blockIdx.x) * pairs, pairs, squared,
+                 error_sq, norm_sq);
+  if (threadIdx.x == 0) {
+    figures[2 * blockIdx.x] = error_sq;
+    figures[2 * blockIdx.x + 1] = norm_sq;
+  }
 }
 
-// The nodes' running figures (4 per node on the device, as encode_figures_kernel leaves
+// The pending encodings' figures added to their nodes' sums in encoding order, by one
+// thread: each node's sums see its encodings in the order they ran, as before.
+__global__ void add_pending_figures_kernel(const double* figures, PendingFigures pending,
+                                           double* sums) {
+  for (int k = 0; k < pending.count; ++k)
+    add_encoding_figures(figures[2 * k], figures[2 * k + 1],
+                         sums + 4 * static_cast<std::size_t>(pending.node[k]));
+}
+
+// The nodes' running figures (4 per node on the device, as add_pending_figures_kernel leaves
 // them), added in node order (the same bits every run), and restarted at zero.
 inline void take_node_figures(double* sums_device, std::size_t nodes, cudaStream_t stream,
                               TransferStats& bus, ResidentVectors::EncodeSums& out) {
@@ -151,7 +183,7 @@ __global__ void __launch_bounds__(kCodecWholeThreads)
 
 // QSGD by buckets over one vector x into wire: block k quantizes bucket k with its norm (a
 // tree over the block in a fixed order) and leaves its (error^2, norm) in partials, which
-// encode_figures_kernel then sums.
+// flush_figures then sums.
 constexpr int kCodecBucketThreads = 128;
 __global__ void codec_qsgd_bucket_kernel(const float* x, float* wire, std::size_t P,
                                          ResidentCompression form, std::uint64_t seed,
@@ -176,7 +208,7 @@ __global__ void codec_qsgd_bucket_kernel(const float* x, float* wire, std::size_
 
 // QSGD by buckets under kQsgdSmallBucket coordinates over one vector x into wire: a thread
 // per bucket (qsgd_small_bucket); each block's sums of error^2 and norm^2 (trees in a fixed
-// order) in partials, which encode_figures_kernel then sums.
+// order) in partials, which flush_figures then sums.
 constexpr int kSmallBucketThreads = 128;
 __global__ void codec_qsgd_small_kernel(const float* x, float* wire, std::size_t P,
                                         ResidentCompression form, std::uint64_t seed,
@@ -221,8 +253,14 @@ public:
     failures_.resize(nodes_, "cudaMalloc (resident decoding failures)");
     check(cudaMemsetAsync(failures_.data, 0, nodes_ * sizeof(unsigned long long), stream_),
           "cudaMemsetAsync (resident decoding failures)");
-    partials_.resize(2 * std::max<std::size_t>(kCodecBlocks, buckets()),
+    // Room for the pairs of up to kPendingFigures encodings, or as many as 16 MB hold.
+    pairs_ = figure_pairs();
+    slots_ = pairs_ == 0 ? 1
+                         : std::clamp<std::size_t>(kPartialsFloats / (2 * pairs_), 1,
+                                                   static_cast<std::size_t>(kPendingFigures));
+    partials_.resize(std::max<std::size_t>(2 * pairs_ * slots_, 1),
                      "cudaMalloc (resident encoding partials)");
+    figures_.resize(2 * slots_, "cudaMalloc (resident encoding figures)");
   }
 
   // wire = C(x); its figures into the node's sums. The lattice's stochastic rounding draws
@@ -257,26 +295,28 @@ public:
       seed = seeds_host_[static_cast<std::size_t>(node)];
     }
     const std::uint64_t count = encodings_[static_cast<std::size_t>(node)]++;
-    double* sums = sums_.data + 4 * static_cast<std::size_t>(node);
+    // The kernel's (error^2, norm) pairs wait in the next slot of partials; their figures
+    // join the node's sums when the slots are full or the sums are read (flush_figures).
+    float* partials = nullptr;
+    if (pairs_ > 0) {
+      if (pending_.count == static_cast<int>(slots_))
+        flush_figures();
+      partials = partials_.data + 2 * pairs_ * static_cast<std::size_t>(pending_.count);
+      pending_.node[pending_.count++] = node;
+    }
     if (compress_ && buckets() > 0 && codec_.compression.bucket < kQsgdSmallBucket) {
-      const auto blocks =
-          static_cast<unsigned>((buckets() + kSmallBucketThreads - 1) / kSmallBucketThreads);
-      codec_qsgd_small_kernel<<<blocks, kSmallBucketThreads, 0, stream_>>>(
-          x, wire, P_, codec_.compression, seed, count, partials_.data);
-      encode_figures_kernel<<<1, kFigureThreads, 0, stream_>>>(partials_.data, blocks, sums, true);
+      codec_qsgd_small_kernel<<<static_cast<unsigned>(pairs_), kSmallBucketThreads, 0, stream_>>>(
+          x, wire, P_, codec_.compression, seed, count, partials);
     } else if (compress_ && buckets() > 0) {
-      const auto blocks = static_cast<unsigned>(buckets());
-      codec_qsgd_bucket_kernel<<<blocks, kCodecBucketThreads, 0, stream_>>>(
-          x, wire, P_, codec_.compression, seed, count, partials_.data);
-      encode_figures_kernel<<<1, kFigureThreads, 0, stream_>>>(partials_.data, blocks, sums, false);
-    } else if (compress_) {
-      codec_compress_kernel<<<1, kCodecWholeThreads, 0, stream_>>>(x, wire, P_, codec_.compression,
-                                                                   seed, count, sums);
+      codec_qsgd_bucket_kernel<<<static_cast<unsigned>(pairs_), kCodecBucketThreads, 0, stream_>>>(
+          x, wire, P_, codec_.compression, seed, count, partials);
+    } else if (compress_) { // its figures added by the kernel itself
+      codec_compress_kernel<<<1, kCodecWholeThreads, 0, stream_>>>(
+          x, wire, P_, codec_.compression, seed, count,
+          sums_.data + 4 * static_cast<std::size_t>(node));
     } else {
       codec_encode_kernel<<<kCodecBlocks, kCodecThreads, 0, stream_>>>(x, wire, P_, c_, codec_.kind,
-                                                                       seed, count, partials_.data);
-      encode_figures_kernel<<<1, kFigureThreads, 0, stream_>>>(partials_.data, kCodecBlocks, sums,
-                                                               true);
+                                                                       seed, count, partials);
     }
     check(cudaGetLastError(), "kernel launch (resident encoding)");
   }
@@ -293,6 +333,7 @@ public:
   }
 
   void take_encode_sums(ResidentVectors::EncodeSums& out) {
+    flush_figures();
     take_node_figures(sums_.data, nodes_, stream_, bus_, out);
   }
   void take_decode_failures(std::span<std::int64_t> per_node) {
@@ -309,6 +350,34 @@ public:
   }
 
 private:
+  static constexpr std::size_t kPartialsFloats = std::size_t{1} << 22;
+
+  // The (error^2, norm) pairs an encoding's kernel leaves: per block of the lattice's (or a
+  // cast's) kernel, per block of small QSGD buckets, per QSGD bucket; none where the kernel
+  // adds its figures itself (a whole-vector compression).
+  std::size_t figure_pairs() const {
+    if (compress_ && buckets() > 0 && codec_.compression.bucket < kQsgdSmallBucket)
+      return (buckets() + kSmallBucketThreads - 1) / kSmallBucketThreads;
+    if (compress_)
+      return buckets();
+    return kCodecBlocks;
+  }
+  // The pending encodings' figures into their nodes' sums, in encoding order: two kernels
+  // for up to kPendingFigures encodings, where each encoding had launched one.
+  void flush_figures() {
+    if (pending_.count == 0)
+      return;
+    const PendingFigures pending = pending_;
+    pending_.count = 0;
+    // QSGD by whole buckets has (error^2, norm) pairs; the others' are squares already.
+    const bool squared =
+        !(compress_ && buckets() > 0 && codec_.compression.bucket >= kQsgdSmallBucket);
+    pending_figures_kernel<<<static_cast<unsigned>(pending.count), kFigureThreads, 0, stream_>>>(
+        partials_.data, static_cast<unsigned>(pairs_), squared, figures_.data);
+    add_pending_figures_kernel<<<1, 1, 0, stream_>>>(figures_.data, pending, sums_.data);
+    check(cudaGetLastError(), "kernel launch (resident encoding figures)");
+  }
+
   // QSGD by buckets: the buckets of a vector; else 0.
   std::size_t buckets() const {
     const ResidentCompression& f = codec_.compression;
@@ -329,7 +398,10 @@ private:
   DeviceArray<float> errors_, input_;    // error feedback: each node's residual, v = x + e
   DeviceArray<double> sums_;
   DeviceArray<unsigned long long> failures_;
-  DeviceArray<float> partials_;
+  DeviceArray<float> partials_; // slots_ encodings' pairs_ (error^2, norm) pairs
+  DeviceArray<double> figures_; // each pending encoding's (error^2, norm^2)
+  std::size_t pairs_ = 0, slots_ = 1;
+  PendingFigures pending_; // the encodings whose pairs wait in partials_, in order
 };
 
 } // namespace
