@@ -110,7 +110,7 @@ __device__ inline void add_bucket_figures(const float* bucket_stats, unsigned bu
 constexpr int kPendingFigures = 256;
 struct PendingFigures {
   int count = 0;
-  int node[kPendingFigures];
+  int node[kPendingFigures] = {};
 };
 
 // Block k: pending encoding k's figures from its `pairs` pairs at partials + 2 k pairs
@@ -302,7 +302,6 @@ public:
       if (pending_.count == static_cast<int>(slots_))
         flush_figures();
       partials = partials_.data + 2 * pairs_ * static_cast<std::size_t>(pending_.count);
-      pending_.node[pending_.count++] = node;
     }
     if (compress_ && buckets() > 0 && codec_.compression.bucket < kQsgdSmallBucket) {
       codec_qsgd_small_kernel<<<static_cast<unsigned>(pairs_), kSmallBucketThreads, 0, stream_>>>(
@@ -319,6 +318,8 @@ public:
                                                                        seed, count, partials);
     }
     check(cudaGetLastError(), "kernel launch (resident encoding)");
+    if (pairs_ > 0) // pending once its pairs are on their way: a failed launch leaves none
+      pending_.node[pending_.count++] = node;
   }
   // out = the wire decoded against ref (float32, float16: the wire itself); failures counted:
   // a step of the store's vector program.

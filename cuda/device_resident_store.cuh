@@ -456,7 +456,10 @@ public:
     const bool subtract = rule_.combine_then_adapt || rule_.momentum_tracking; // lr u after it
     const bool with_lr = refresh || subtract;
     const bool accumulate = rule_.quasi_global && rule_.refresh_period > 1; // v, refreshed at L
-    // The plan's arrays in one buffer, one copy up.
+    // The plan's arrays in one buffer, one copy up. Its pinned host buffer is rewritten here
+    // with no event to wait for: the batch runner starts a batch only once the last one's
+    // pass, after this copy on the stream, has ended (its losses collected or the stream
+    // synchronized).
     PlanLayout layout;
     const std::size_t at_node = layout.add<int>(count);
     const std::size_t at_self = layout.add<const float*>(count);
