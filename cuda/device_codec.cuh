@@ -114,8 +114,8 @@ struct PendingFigures {
 };
 
 // Block k: pending encoding k's figures from its `pairs` pairs at partials + 2 k pairs
-// (bucket_figures: the sums a kernel per encoding made before 2026-11-27's eighth session), into
-// figures[2 k], figures[2 k + 1].
+// (bucket_figures, the tree a kernel per encoding ran before), into figures[2 k] and
+// figures[2 k + 1].
 __global__ void pending_figures_kernel(const float* partials, unsigned pairs, bool squared,
                                        double* figures) {
   double error_sq, norm_sq;

@@ -197,8 +197,8 @@ public:
   void use_plain_mixing_kernel(bool on) { plain_mixing_kernel_ = on; }
   bool plain_mixing_kernel() const { return plain_mixing_kernel_; }
   // Whether the engine thread's element-wise steps (apply, decode, own_view) run as programs
-  // of up to kProgramSteps steps, one kernel each (the default), or one kernel each: the same
-  // bits either way.
+  // of up to kProgramSteps steps, a kernel per program (the default), or a kernel per step:
+  // the same bits either way.
   void use_vector_programs(bool on) { vector_programs_ = on; }
   bool vector_programs() const { return vector_programs_; }
   // The steps queued since the last program, launched now: before anything else uses the
@@ -248,7 +248,7 @@ public:
   void encode(int node, VectorRef x, VectorRef wire) override {
     float* from = address(x);
     float* to = address(wire);
-    flush_program(); // the encoding's kernels (a reduction) run on their own
+    flush_program(); // the encoding's kernel (a reduction) runs on its own
     codec().encode(node, from, to);
   }
   void decode(int node, VectorRef wire, VectorRef ref, VectorRef out) override {
