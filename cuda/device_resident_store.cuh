@@ -52,8 +52,8 @@ __global__ void squared_distance_kernel(const float* rows, const float* mean, st
 // Every step of the program over P floats, a tile of J elements per thread (each_tile's
 // shape). __grid_constant__: the steps are read where the parameters are, not copied per
 // thread.
-template <int J>
-__global__ void vector_program_kernel(const __grid_constant__ VectorProgram program,
+template <int J, int N>
+__global__ void vector_program_kernel(const __grid_constant__ BasicVectorProgram<N> program,
                                       std::size_t P) {
   const std::size_t e0 = static_cast<std::size_t>(blockIdx.x) * (J * kThreads) + threadIdx.x;
   if (e0 < P)
@@ -211,6 +211,9 @@ public:
     program_.count = 0; // dropped if the launch failed: the run stops at the throw below
     if (program.count == 1)
       vector_step_kernel<kTile><<<tiles, kThreads, 0, stream_>>>(program.steps[0], P_);
+    else if (program.count <= kShortProgram)
+      vector_program_kernel<kTile>
+          <<<tiles, kThreads, 0, stream_>>>(first_steps<kShortProgram>(program), P_);
     else
       vector_program_kernel<kTile><<<tiles, kThreads, 0, stream_>>>(program, P_);
     check(cudaGetLastError(), "kernel launch (resident vector steps)");

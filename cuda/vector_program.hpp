@@ -73,16 +73,30 @@ struct ProgramStep {
 // allows), and a run of more is flushed in programs of this many.
 constexpr int kProgramSteps = 32;
 
-struct VectorProgram {
+// Up to N steps. The store queues into one of kProgramSteps and launches a run of a few
+// steps as a program of kShortProgram: a kernel's parameters are copied at every launch, and
+// a few steps take a tenth of the 3 KB.
+template <int N> struct BasicVectorProgram {
   int count = 0;
-  ProgramStep steps[kProgramSteps];
+  ProgramStep steps[N];
 
   bool empty() const { return count == 0; }
-  bool full() const { return count == kProgramSteps; }
+  bool full() const { return count == N; }
   // The owner runs and clears a full program before the next push.
   void push(const ProgramStep& step) { steps[count++] = step; }
 };
+using VectorProgram = BasicVectorProgram<kProgramSteps>;
+constexpr int kShortProgram = 4;
+using ShortVectorProgram = BasicVectorProgram<kShortProgram>;
 static_assert(sizeof(VectorProgram) <= 4000, "a program is passed as a kernel's parameter");
+
+// The first `count` steps of p (count <= N) as a program of N.
+template <int N, int M> BasicVectorProgram<N> first_steps(const BasicVectorProgram<M>& p) {
+  BasicVectorProgram<N> out;
+  for (int i = 0; i < p.count && i < N; ++i)
+    out.push(p.steps[i]);
+  return out;
+}
 
 // A decoding failure counted (an integer count: the same total in any order).
 DTSIM_HD inline void count_failure(unsigned long long* failures) {
@@ -138,8 +152,8 @@ DTSIM_HD inline void step_tile(const ProgramStep& k, std::size_t P, std::size_t 
 
 // A tile of every step of the program, in order: element e of every vector is read and
 // written by this thread alone.
-template <int J>
-DTSIM_HD inline void program_tile(const VectorProgram& p, std::size_t P, std::size_t e0,
+template <int J, int N>
+DTSIM_HD inline void program_tile(const BasicVectorProgram<N>& p, std::size_t P, std::size_t e0,
                                   std::size_t stride) {
   for (int i = 0; i < p.count; ++i)
     step_tile<J>(p.steps[i], P, e0, stride);
