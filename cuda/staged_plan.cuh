@@ -34,29 +34,21 @@ template <class T> struct StagedPlan {
 // A batch's plan arrays at a PlanLayout's offsets in one pinned buffer and one device
 // buffer, so that they go up in one copy.
 struct StagedArrays {
-  PinnedArray<std::byte> host;
-  DeviceArray<std::byte> device;
-  std::size_t bytes = 0; // the layout's: what upload() copies
+  StagedPlan<std::byte> plan; // the arrays' bytes
+  std::size_t bytes = 0;      // the layout's: what upload() copies
   void reserve(const PlanLayout& layout) {
     bytes = layout.bytes();
-    host.resize(std::max<std::size_t>(bytes, 1), "cudaMallocHost (resident plans)");
-    device.resize(std::max<std::size_t>(bytes, 1), "cudaMalloc (resident plans)");
+    plan.reserve(bytes);
   }
   // The array at `offset` (PlanLayout::add's), on the host and on the device (both buffers
   // start on 256 bytes: the layout's alignment holds in them).
   template <class T> T* on_host(std::size_t offset) {
-    return reinterpret_cast<T*>(host.data + offset);
+    return reinterpret_cast<T*>(plan.host.data + offset);
   }
   template <class T> T* on_device(std::size_t offset) {
-    return reinterpret_cast<T*>(device.data + offset);
+    return reinterpret_cast<T*>(plan.device.data + offset);
   }
-  void upload(cudaStream_t s, TransferStats& bus) {
-    if (bytes == 0)
-      return;
-    check(cudaMemcpyAsync(device.data, host.data, bytes, cudaMemcpyHostToDevice, s),
-          "cudaMemcpyAsync (resident plans)");
-    bus.host_to_device_bytes += static_cast<std::int64_t>(bytes);
-  }
+  void upload(cudaStream_t s, TransferStats& bus) { plan.upload(s, bytes, bus); }
 };
 
 } // namespace
