@@ -10,7 +10,7 @@
 # qg-dsgdm-n, lr: 0.05}') the synchronous D-PSGD with momentum; NODE_STEPS (default 10,000)
 # is the budget per point, CUDA_NODE_STEPS (default NODE_STEPS) the cuda rows' (a GPU needs
 # more steps than the CPU for its start-up to vanish in the figure); BACKENDS (default
-# 'cpu cpu-batched cuda') picks the rows; REPEATS (default 1) runs each point that many
+# 'cpu cpu-batched cuda-batched cuda-resident') picks the rows; REPEATS (default 1) runs each point that many
 # times and gives mean ± sample standard deviation (n - 1) of the rates. Besides the whole run's node-steps/s, each row
 # gives the backend's alone (steps / gradient_wall_seconds), the backend's share of the wall
 # time and, on the device, the shares of the backend's time spent uploading, computing,
@@ -37,7 +37,7 @@ printf '%-12s %6s %8s %14s %12s %9s %8s %12s %11s %25s %s\n' backend nodes steps
   'mix/pass/steps/idle ms per batch'
 for n in "${nodes[@]}"; do
   # About NODE_STEPS node-steps per point (at least 10 rounds), evaluation only at the ends.
-  for backend in ${BACKENDS:-cpu cpu-batched cuda}; do
+  for backend in ${BACKENDS:-cpu cpu-batched cuda-batched cuda-resident}; do
     budget=${NODE_STEPS:-10000}
     [[ "$backend" != cuda* ]] || budget=${CUDA_NODE_STEPS:-$budget}
     steps=$(( budget / n > 10 ? budget / n : 10 ))

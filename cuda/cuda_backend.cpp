@@ -48,7 +48,7 @@ public:
 
   std::string describe() const override {
     const std::string notes = device_->kernel_notes();
-    return std::string(device_->resident() ? "cuda-resident" : "cuda") + " on " +
+    return std::string(device_->resident() ? "cuda-resident" : "cuda-batched") + " on " +
            device_->device_name() + " (" + model_description_ + "; cuBLAS strided-batched FP32" +
            (notes.empty() ? "" : "; " + notes) + ")";
   }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The CUDA gradient backend as the rest of dtsim sees it (model.backend: cuda).
+// The CUDA gradient backend as the rest of dtsim sees it (model.backend: cuda, cuda-batched,
+// cuda-resident).
 #pragma once
 
 #include "cuda/conv_batch_math.hpp"
@@ -43,9 +44,11 @@ inline std::vector<int> mlp_widths(const Mlp& model) {
 // Gradients of a batch of nodes on the device (cuda/device_gradients.hpp) for a model that
 // runs_model(). The training set is copied to the device here. Throws std::runtime_error
 // when the backend is unavailable or a CUDA call fails.
-// With resident.nodes > 0 (backend cuda-resident) the device can also keep that many nodes'
-// models, momenta and messages (ResidentVectors) for an algorithm that attaches to it, about
-// resident.vectors_per_node vectors of P floats each (a run they do not fit is refused).
+// With resident.nodes > 0 (backends cuda and cuda-resident) the device can also keep that many
+// nodes' models, momenta and messages (ResidentVectors) for an algorithm that attaches to it,
+// about resident.vectors_per_node vectors of P floats each: a run they do not fit is refused
+// when resident.required (cuda-resident), else keeps them on the host (cuda: resident() is
+// then null and describe() says cuda-batched).
 std::unique_ptr<BatchedGradients> make_gradients(const Model& model, const Dataset& train,
                                                  int batch_size, ResidentSize resident = {});
 

@@ -66,16 +66,12 @@ public:
     std::size_t free_bytes = 0, total_bytes = 0;
     check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
     std::size_t usable = total_bytes / 4 * 3;
-    if (resident.nodes > 0) {
-      // Made first: the chunks get what the resident vectors leave. Unlike the chunks, they
-      // cannot be split: a run whose vectors do not fit is refused here, not at a failed
-      // allocation.
-      if (const std::string why = resident_fit_error(resident.nodes, net_.num_params(), usable,
-                                                     name_, resident.vectors_per_node);
-          !why.empty())
-        throw std::runtime_error(why);
-      store_ = std::make_unique<DeviceResidentStore>(resident.nodes, net_.num_params(),
-                                                     stream_.stream, bus_);
+    // Made first: the chunks get what the resident vectors leave. Unlike the chunks, they
+    // cannot be split: a run whose vectors do not fit is refused here (cuda-resident), not at
+    // a failed allocation, or keeps them on the host (cuda).
+    const int kept = resident_nodes_kept(resident, net_.num_params(), usable, name_);
+    if (kept > 0) {
+      store_ = std::make_unique<DeviceResidentStore>(kept, net_.num_params(), stream_.stream, bus_);
       store_->use_plain_mixing_kernel(fusion.plain_mixing_kernel);
       store_->use_vector_programs(fusion.vector_programs);
       if constexpr (kCanFuse) {
@@ -87,11 +83,11 @@ public:
         mix_min_blocks_per_sm_ = fusion.mixing_min_blocks_per_sm;
         store_->on_gradient_read([this] { settle_deferred(); });
       }
-      usable -= static_cast<std::size_t>(resident.nodes) *
+      usable -= static_cast<std::size_t>(kept) *
                 resident_bytes_per_node(net_.num_params(), resident.vectors_per_node);
     }
     usable -= std::min(usable, train_features.size() * sizeof(float));
-    if (resident.nodes > 0) { // the evaluations' chunk buffers (evaluate_resident)
+    if (kept > 0) { // the evaluations' chunk buffers (evaluate_resident)
       eval_bytes_ = std::max(kEvalBytes, usable / 8);
       usable -= std::min(usable, eval_bytes_ - kEvalBytes); // its first 1 GB: the spare quarter's
     }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Whether the resident backend's vectors fit the device (backend cuda-resident): host code,
-// tested without a GPU.
+// Whether the resident backend's vectors fit the device (backends cuda and cuda-resident):
+// host code, tested without a GPU.
 #pragma once
 
 #include <cstddef>
+#include <stdexcept>
 #include <string>
 
 namespace dtsim::cuda {
@@ -15,14 +16,18 @@ namespace dtsim::cuda {
 // own says how many more (Algorithm::resident_vectors_per_node).
 constexpr std::size_t kResidentVectors = 5;
 
-// What cuda-resident sets aside: nodes (0: nothing, the algorithm does not attach) and
-// vectors per node. From an int: that many nodes, the default vectors.
+// What the device sets aside for resident vectors: nodes (0: nothing, the algorithm does not
+// attach) and vectors per node, and whether a run they do not fit is refused (required:
+// backend cuda-resident) or goes on with the vectors on the host (backend cuda, which then
+// runs as cuda-batched). From an int: that many nodes, the default vectors, required.
 struct ResidentSize {
   int nodes = 0;
   std::size_t vectors_per_node = kResidentVectors;
+  bool required = true;
   ResidentSize() = default;
-  ResidentSize(int n, std::size_t vectors = kResidentVectors) // NOLINT: an int names the nodes
-      : nodes(n), vectors_per_node(vectors) {}
+  ResidentSize(int n, std::size_t vectors = kResidentVectors,
+               bool must_fit = true) // NOLINT: an int names the nodes
+      : nodes(n), vectors_per_node(vectors), required(must_fit) {}
 };
 
 // Device bytes per node the resident store holds.
@@ -47,7 +52,24 @@ inline std::string resident_fit_error(int nodes, std::size_t num_params, std::si
   return "backend cuda-resident keeps about " + mib(per_node) +
          " MiB per node on the device: " + std::to_string(nodes) + " nodes need " + gib(needed) +
          " GiB, more than the " + gib(usable) + " GiB (three quarters of " + device +
-         "'s memory) it may use; backend cuda runs any number of nodes, in chunks";
+         "'s memory) it may use; backend cuda or cuda-batched runs any number of nodes, their "
+         "vectors on the host";
+}
+
+// How many nodes' vectors the device keeps: resident.nodes where they fit in `usable` bytes.
+// Where they do not: 0 (the run goes on with its vectors on the host) unless
+// resident.required, which throws std::runtime_error with resident_fit_error's line.
+inline int resident_nodes_kept(const ResidentSize& resident, std::size_t num_params,
+                               std::size_t usable, const std::string& device) {
+  if (resident.nodes <= 0)
+    return 0;
+  const std::string why =
+      resident_fit_error(resident.nodes, num_params, usable, device, resident.vectors_per_node);
+  if (why.empty())
+    return resident.nodes;
+  if (resident.required)
+    throw std::runtime_error(why);
+  return 0;
 }
 
 } // namespace dtsim::cuda

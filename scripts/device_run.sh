@@ -10,15 +10,15 @@
 # PARTS (default 'tests bench kernels') picks what runs: the tests, the benchmark, the
 # per-kernel profile; 'resident' runs only the benchmark's cuda-resident rows (with a
 # long 1,024-node MLP run: with the 400,000-step row it gives the rate net of start-up)
-# and the 1,024-node MLP's cuda row beside them; 'profile' times the kernels and copies of
+# and the 1,024-node MLP's cuda-batched row beside them; 'profile' times the kernels and copies of
 # a few resident 1,024-node MLP rounds (Nsight Compute, and Nsight Systems where present;
 # PROFILE_ALGORITHM='{name: ...}' profiles that method's rounds instead of D-PSGD's);
 # 'ab' runs the goal row (the 1,024-node MLP on cuda-resident) with the bundle's
 # dtsim-baseline and with dtsim in turn, three times (device_bundle.sh's BASELINE);
 # 'goal' the goal row at 1.6 M steps three times (its steady state, with 'ab''s runs);
-# 'methods' the 1,024-node MLP with AD-PSGD, ASGD, GSGM and gradient tracking on cuda and on
+# 'methods' the 1,024-node MLP with AD-PSGD, ASGD, GSGM and gradient tracking on cuda-batched and on
 # cuda-resident; 'compressed' the same with CHOCO-SGD, SwarmSGD and momentum tracking;
-# 'eval' per-node evaluations (LeNet at 256 nodes, ResNet-20 at 32; LeNet on cuda too) with
+# 'eval' per-node evaluations (LeNet at 256 nodes, ResNet-20 at 32; LeNet on cuda-batched too) with
 # both binaries in turn;
 # 'mixed' the goal row with this binary's first-layer mixing in the forward pass off and on
 # (DTSIM_CUDA_MIXED_FORWARD=0 / 1) in turn, three times (bench/goal_row.py --pair
@@ -104,6 +104,12 @@ step() { # step SECONDS TITLE COMMAND...: runs COMMAND under a time limit, timed
   echo "=== $title: exit $?, $((SECONDS - t0)) s"
 }
 want() { [[ " ${PARTS:-tests bench kernels} " == *" $1 "* ]]; }
+# host_backend DIR: the backend that keeps the vectors on the host for DIR's dtsim:
+# cuda-batched, or cuda for a binary from before cuda-batched was named (its cuda).
+host_backend() {
+  if "$1/apps/dtsim" validate scenarios/quickstart.yaml --set model.backend=cuda-batched \
+    > /dev/null 2>&1; then echo cuda-batched; else echo cuda; fi
+}
 # same_binary_pairs NAME VARIABLE A B [NODE_STEPS [ALGORITHM]]: the goal row (or ALGORITHM's
 # 1,024-node MLP row, NODE_STEPS node-steps; default 400,000) with this binary and
 # VARIABLE=A, then =B, in the order A B, B A, A B (as 'ab'), titled NAME$A / NAME$B for
@@ -143,26 +149,26 @@ want differential && [ -x "$build/apps/my_dtsim" ] &&
     --keep "${OUT:-/tmp}/differential-extension"
 # The MLP and LeNet resident rows get four times the steps: at their rate the start-up (the
 # training set to the device, the first cuBLAS calls) would otherwise weigh in the figure.
-want bench && step 120 "MLP" env BACKENDS="cpu cuda" CUDA_NODE_STEPS=100000 \
+want bench && step 120 "MLP" env BACKENDS="cpu cuda-batched" CUDA_NODE_STEPS=100000 \
   bench/backend_bench.sh "$build" "${nodes[@]}"
-want resident && step 60 "MLP, cuda, 1024 nodes" env BACKENDS="cuda" CUDA_NODE_STEPS=100000 \
+want resident && step 60 "MLP, cuda-batched, 1024 nodes" env BACKENDS="cuda-batched" CUDA_NODE_STEPS=100000 \
   bench/backend_bench.sh "$build" 1024
 if want bench || want resident; then
   step 120 "MLP, resident" env BACKENDS="cuda-resident" CUDA_NODE_STEPS=400000 \
     bench/backend_bench.sh "$build" "${nodes[@]}"
   step 120 "MLP, resident, 1024 nodes, long" env BACKENDS="cuda-resident" \
     CUDA_NODE_STEPS=1600000 bench/backend_bench.sh "$build" 1024
-  step 60 "MLP, QG-DSGDm-N, 1024 nodes" env BACKENDS="cuda cuda-resident" \
+  step 60 "MLP, QG-DSGDm-N, 1024 nodes" env BACKENDS="cuda-batched cuda-resident" \
     CUDA_NODE_STEPS=200000 ALGORITHM='{name: qg-dsgdm-n, lr: 0.05}' \
     bench/backend_bench.sh "$build" 1024
 fi
-want bench && step 120 "LeNet" env BACKENDS="cpu cuda" CUDA_NODE_STEPS=50000 MODEL='{kind: lenet}' \
+want bench && step 120 "LeNet" env BACKENDS="cpu cuda-batched" CUDA_NODE_STEPS=50000 MODEL='{kind: lenet}' \
   bench/backend_bench.sh "$build" "${nodes[@]}"
 want bench || want resident && step 120 "LeNet, resident" env BACKENDS="cuda-resident" CUDA_NODE_STEPS=200000 \
   MODEL='{kind: lenet}' bench/backend_bench.sh "$build" "${nodes[@]}"
 want bench && step 60 "ResNet-20 on the CPU" env BACKENDS=cpu NODE_STEPS=320 MODEL='{kind: resnet20}' \
   bench/backend_bench.sh "$build" 32
-want bench && step 120 "ResNet-20 on the GPU" env BACKENDS="cuda cuda-resident" CUDA_NODE_STEPS=4096 MODEL='{kind: resnet20}' \
+want bench && step 120 "ResNet-20 on the GPU" env BACKENDS="cuda-batched cuda-resident" CUDA_NODE_STEPS=4096 MODEL='{kind: resnet20}' \
   bench/backend_bench.sh "$build" 32 256
 want resident && step 60 "ResNet-20 on the GPU, resident" env BACKENDS="cuda-resident" \
   CUDA_NODE_STEPS=4096 MODEL='{kind: resnet20}' bench/backend_bench.sh "$build" 256
@@ -176,7 +182,7 @@ for m in "resnet20 32" "lenet 256"; do
     --metrics gpu__time_duration.sum --print-summary per-kernel \
     --log-file "${OUT:-/tmp}/ncu_$1.txt" "$build/apps/dtsim" run bench/dpsgd32.yaml --quiet \
     -o "/tmp/ncu_$1.h5" --set nodes="$2" --set stop.steps=1 --set "model={kind: $1}" \
-    --set model.backend=cuda
+    --set model.backend=cuda-batched
 done
 # The goal row with the baseline binary and this one in turn, on one warm GPU, in the order
 # A B, B A, A B (so that neither always runs first): each step's title names the binary by
@@ -290,13 +296,13 @@ want goal && step 120 "goal row, 1.6 M steps, 3 runs" env BACKENDS="cuda-residen
 if want methods; then
   for algorithm in '{name: ad-psgd, lr: 0.05, momentum: 0.9}' '{name: asgd, lr: 0.0001}' \
     '{name: gsgm, lr: 0.00001, momentum: 0.9}' '{name: gradient-tracking, lr: 0.01}'; do
-    step 120 "MLP, $algorithm, 1024 nodes" env BACKENDS="cuda cuda-resident" \
+    step 120 "MLP, $algorithm, 1024 nodes" env BACKENDS="cuda-batched cuda-resident" \
       CUDA_NODE_STEPS=100000 ALGORITHM="$algorithm" bench/backend_bench.sh "$build" 1024
   done
 fi
 # The stability study's compressed methods (CHOCO-SGD with 4-bit QSGD, SwarmSGD with the
 # 4-bit lattice) and momentum tracking, resident since 2026-11-26, and CHOCO-SGD with top-k
-# (the device's radix selection, a block per node): the 1,024-node MLP on cuda and on
+# (the device's radix selection, a block per node): the 1,024-node MLP on cuda-batched and on
 # cuda-resident (rates checked on the CPU not to diverge in 100 steps; top-k 1%: 0.764
 # accuracy after them). SwarmSGD runs on cuda-resident alone: on cuda its lattice codec runs
 # on the host, one message at a time (506 node-steps/s on the H100's host, run 18: 97 s).
@@ -305,7 +311,7 @@ if want compressed; then
     '{name: choco-sgd, lr: 0.05, momentum: 0.9, gamma: 0.1, compressor: {kind: topk, ratio: 0.01}}' \
     '{name: swarm-sgd, lr: 0.05, momentum: 0.9, compressor: {kind: lattice, bits: 4, side: 0.02, rounding: stochastic}}' \
     '{name: momentum-tracking, lr: 0.01}'; do
-    backends="cuda cuda-resident"
+    backends="cuda-batched cuda-resident"
     [[ $algorithm != *swarm-sgd* ]] || backends=cuda-resident
     step 100 "MLP, $algorithm, 1024 nodes" env BACKENDS="$backends" \
       CUDA_NODE_STEPS=50000 ALGORITHM="$algorithm" bench/backend_bench.sh "$build" 1024
@@ -343,7 +349,7 @@ fi
 # accuracy on held-out test examples) with the baseline binary and this one in turn: LeNet at
 # 256 nodes, half an epoch, three evaluations of 1,000 examples (twice each); ResNet-20 at
 # 32 nodes, a tenth of an epoch, two evaluations of 200 examples (four times each); the LeNet run
-# on backend cuda (once each). Each run's wall time, evaluation time and model pulls from its
+# with the node models on the host (once each). Each run's wall time, evaluation time and model pulls from its
 # trace.
 if want eval; then
   lenet_eval=(run scenarios/quickstart.yaml --quiet --set nodes=256 --set 'model={kind: lenet}'
@@ -352,9 +358,10 @@ if want eval; then
   resnet_eval=(run scenarios/quickstart.yaml --quiet --set nodes=32 --set 'model={kind: resnet20}'
     --set model.backend=cuda-resident --set stop.epochs=0.1
     --set 'eval={every_epochs: 0.1, per_node: true, per_node_samples: 200}')
-  # LeNet's on backend cuda: the node models on the host, scored there before a740ee8 and
-  # on the device (uploaded) since.
-  hosted_eval=("${lenet_eval[@]}" --set model.backend=cuda)
+  # LeNet's with the node models on the host, scored there before a740ee8 and on the device
+  # (uploaded) since: backend cuda-batched, which a binary from before it was named calls cuda
+  # (host_backend below).
+  hosted_eval=("${lenet_eval[@]}")
   # ResNet-20 four times each (docs/cuda.md's fifth-lease figures: mean ± sample std of 4).
   for run in "lenet $baseline" "lenet $build" "lenet $baseline" "lenet $build" \
     "resnet $baseline" "resnet $build" "resnet $baseline" "resnet $build" \
@@ -363,9 +370,11 @@ if want eval; then
     set -- $run
     [ -x "$2/apps/dtsim" ] || continue
     declare -n scenario="${1}_eval"
+    hosted=()
+    [ "$1" != hosted ] || hosted=(--set "model.backend=$(host_backend "$2")")
     rm -f /tmp/node_eval.h5 # a run that fails leaves no earlier run's trace to read
     step 120 "$1 per-node evaluations, $(timeout 20 "$2/apps/dtsim" --version | sed -n 2p)" \
-      "$2/apps/dtsim" "${scenario[@]}" -o /tmp/node_eval.h5
+      "$2/apps/dtsim" "${scenario[@]}" "${hosted[@]}" -o /tmp/node_eval.h5
     $PYTHON -c "import h5py; a = h5py.File('/tmp/node_eval.h5', 'r').attrs; print('wall_seconds',
       round(a['wall_seconds'], 3), 'eval_wall_seconds', round(a['eval_wall_seconds'], 3),
       'resident_model_pulls', a['resident_model_pulls'])"

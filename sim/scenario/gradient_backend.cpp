@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// model.backend: cpu, cpu-batched or cuda, and what each can run.
+// model.backend: cpu, cpu-batched, cpu-resident, cuda, cuda-batched or cuda-resident, and what
+// each can run.
 #include "sim/scenario/gradient_backend.hpp"
 
 #include "cuda/cuda_backend.hpp"
@@ -17,8 +18,9 @@ std::unique_ptr<BatchedGradients> make_gradient_backend(const Params& model_sect
                                                         const ExampleOrder& order, BackendUse use,
                                                         std::size_t resident_vectors) {
   const std::string backend = model_section.choice(
-      "backend", "cpu", {"cpu", "cpu-batched", "cpu-resident", "cuda", "cuda-resident"});
-  const bool device = backend == "cuda" || backend == "cuda-resident";
+      "backend", "cpu",
+      {"cpu", "cpu-batched", "cpu-resident", "cuda", "cuda-batched", "cuda-resident"});
+  const bool device = backend.starts_with("cuda");
   if (backend == "cpu")
     return nullptr;
   if (order.needs_per_example_grads())
@@ -44,11 +46,13 @@ std::unique_ptr<BatchedGradients> make_gradient_backend(const Params& model_sect
   if (backend == "cpu-resident")
     return std::make_unique<CpuResidentGradients>(model, train, batch_size, nodes);
   try {
-    // Device memory for resident vectors only when the algorithm will keep them there.
-    return cuda::make_gradients(model, train, batch_size,
-                                backend == "cuda-resident" && resident_vectors > 0
-                                    ? cuda::ResidentSize(nodes, resident_vectors)
-                                    : cuda::ResidentSize());
+    // Device memory for resident vectors only when the algorithm will keep them there:
+    // cuda-resident refuses a run they do not fit, cuda then keeps them on the host.
+    const bool resident = backend != "cuda-batched" && resident_vectors > 0;
+    return cuda::make_gradients(
+        model, train, batch_size,
+        resident ? cuda::ResidentSize(nodes, resident_vectors, backend == "cuda-resident")
+                 : cuda::ResidentSize());
   } catch (const std::runtime_error& e) {
     model_section.fail("backend", e.what());
   }

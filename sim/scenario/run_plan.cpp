@@ -34,12 +34,14 @@ constexpr std::size_t kLeastResidentVectors = 2;
 // method attaches, keeping that many per node there) cpu-resident's vectors and, where the
 // method has node models (pulls_models), the models the engine pulls for the epoch probe
 // (per-node accuracies are computed where the models are), cuda-resident's vectors being
-// device memory (its own check); a balancing orderer's per-example gradients.
+// device memory (its own check; backend cuda counts as cuda-resident until the device has
+// said the vectors do not fit); a balancing orderer's per-example gradients.
 double host_memory_estimate(const RunPlan& plan, int nodes, std::size_t resident_vectors,
                             bool pulls_models) {
   const double vector = plan.model ? static_cast<double>(plan.model->num_params()) * 4.0 : 0.0;
   const bool on_host = plan.backend == "cpu-resident";
-  const bool resident = resident_vectors > 0 && (on_host || plan.backend == "cuda-resident");
+  const bool resident = resident_vectors > 0 &&
+                        (on_host || plan.backend == "cuda-resident" || plan.backend == "cuda");
   double copies = 8.0;
   if (!resident)
     copies += (plan.backend == "cpu" ? 2.0 : 3.0) * nodes;
@@ -67,9 +69,9 @@ void check_host_memory(const Params& root, RunPlan& plan, int nodes, std::size_t
                 std::to_string(plan.model ? plan.model->num_params() : 0) +
                 "-parameter model; the limit is 16 GiB: use fewer nodes or a smaller "
                 "model" +
-                (plan.backend == "cuda-resident" || resident_vectors == 0
-                     ? ""
-                     : " (on a GPU, backend cuda-resident keeps the node vectors there)"));
+                (resident_vectors > 0 && !plan.backend.starts_with("cuda")
+                     ? " (on a GPU, backend cuda keeps the node vectors there where they fit)"
+                     : ""));
 }
 
 std::string default_name(const std::string& path) {
@@ -299,12 +301,18 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
 
   root.reject_unused();
   plan.resolved_yaml = to_yaml(*tree);
-  if (use == PlanUse::run && plan.model)
-    plan.batched = make_gradient_backend(
-        model, *plan.model, plan.data->train, plan.engine.batch_size, plan.topology->size(),
-        *plan.order, BackendUse::run,
-        plan.algorithm->can_attach_resident() ? plan.algorithm->resident_vectors_per_node() : 0);
-  else if (use == PlanUse::check_here && plan.model)
+  if (use == PlanUse::run && plan.model) {
+    const std::size_t resident_vectors =
+        plan.algorithm->can_attach_resident() ? plan.algorithm->resident_vectors_per_node() : 0;
+    plan.batched = make_gradient_backend(model, *plan.model, plan.data->train,
+                                         plan.engine.batch_size, plan.topology->size(), *plan.order,
+                                         BackendUse::run, resident_vectors);
+    if (plan.backend == "cuda" && resident_vectors > 0 && !plan.batched->resident()) {
+      // The vectors did not fit the device: they live on the host, as with cuda-batched.
+      plan.backend = "cuda-batched";
+      check_host_memory(root, plan, nodes, resident_vectors, plan.algorithm->has_node_models());
+    }
+  } else if (use == PlanUse::check_here && plan.model)
     make_gradient_backend(model, *plan.model, plan.data->train, plan.engine.batch_size,
                           plan.topology->size(), *plan.order, BackendUse::check_device);
   return plan;

@@ -81,12 +81,13 @@ TEST_SUITE("cuda") {
     if (!have_device())
       return;
     const TraceContents cpu = run("cpu", "cpu");
-    const TraceContents gpu = run("cuda", "cuda");
-    const TraceContents again = run("cuda", "cuda-again");
+    const TraceContents gpu = run("cuda-batched", "cuda");
+    const TraceContents again = run("cuda-batched", "cuda-again");
+    CHECK(gpu.text_attributes.at("gradient_backend").rfind("cuda-batched on ", 0) == 0);
     CHECK(std::abs(gpu.metrics.at("test_accuracy").back() -
                    cpu.metrics.at("test_accuracy").back()) <= 0.005);
-    // The averaged model and the node models (on the host with backend cuda) scored by the
-    // device's evaluation pass at every evaluation; by the host on the CPU.
+    // The averaged model and the node models (on the host with backend cuda-batched) scored by
+    // the device's evaluation pass at every evaluation; by the host on the CPU.
     CHECK(gpu.number_attributes.at("backend_evaluated_models") ==
           17.0 * static_cast<double>(gpu.metrics.at("test_accuracy").size()));
     // The same GPU and build give the same trace (bit for bit: train_loss's first row, before
@@ -106,12 +107,30 @@ TEST_SUITE("cuda") {
     const std::string scenario = "scenarios/resnet20-quick.yaml";
     const std::string extra = "--set 'stop={steps: 40}' --set 'eval={every_s: 1000}'";
     const TraceContents cpu = run("cpu", "resnet-cpu", scenario, extra);
-    const TraceContents gpu = run("cuda", "resnet-cuda", scenario, extra);
-    const TraceContents again = run("cuda", "resnet-cuda-again", scenario, extra);
+    const TraceContents gpu = run("cuda-batched", "resnet-cuda", scenario, extra);
+    const TraceContents again = run("cuda-batched", "resnet-cuda-again", scenario, extra);
     CHECK(std::abs(gpu.metrics.at("test_accuracy").back() -
                    cpu.metrics.at("test_accuracy").back()) <= 0.005);
     CHECK(same_bits(gpu.metrics.at("test_loss"), again.metrics.at("test_loss")));
     CHECK(same_bits(gpu.metrics.at("train_loss"), again.metrics.at("train_loss")));
+  }
+
+  TEST_CASE("CUDA: backend cuda keeps the vectors on the device where they fit") {
+    if (!have_device())
+      return;
+    // The quickstart's 16 MLP nodes fit any device: cuda runs as cuda-resident, bit for bit.
+    const std::string settings = "--set stop.epochs=0.25";
+    const TraceContents chosen = run("cuda", "cuda-chosen", "scenarios/quickstart.yaml", settings);
+    const TraceContents resident =
+        run("cuda-resident", "cuda-named", "scenarios/quickstart.yaml", settings);
+    CHECK(chosen.text_attributes.at("gradient_backend") ==
+          resident.text_attributes.at("gradient_backend"));
+    CHECK(chosen.text_attributes.at("gradient_backend").rfind("cuda-resident on ", 0) == 0);
+    CHECK(chosen.number_attributes.at("resident_vectors") == 1);
+    for (const char* column : {"test_accuracy", "test_loss", "train_loss", "consensus_distance"}) {
+      CAPTURE(column);
+      CHECK(same_bits(chosen.metrics.at(column), resident.metrics.at(column)));
+    }
   }
 
   TEST_CASE("CUDA: cuda-resident keeps the vectors on the device and matches cpu-resident") {
@@ -338,16 +357,20 @@ TEST_SUITE("cuda") {
     }
   }
 
-  TEST_CASE("CUDA: without a device, backend cuda is refused before the run with exit 2") {
+  TEST_CASE("CUDA: without a device, every cuda backend is refused before the run with exit 2") {
     const std::string why = cuda::unavailable_reason();
     if (why.empty()) {
       MESSAGE("SKIPPED: a CUDA device is present");
       return;
     }
-    const auto r = run_cli("run scenarios/quickstart.yaml --quiet -o /nonexistent/x.h5 "
-                           "--set model.backend=cuda");
-    CHECK(r.exit_code == 2);
-    CHECK(r.output.find("no CUDA device found") != std::string::npos);
-    CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+    for (const char* backend : {"cuda", "cuda-batched", "cuda-resident"}) {
+      CAPTURE(backend);
+      const auto r = run_cli("run scenarios/quickstart.yaml --quiet -o /nonexistent/x.h5 "
+                             "--set model.backend=" +
+                             std::string(backend));
+      CHECK(r.exit_code == 2);
+      CHECK(r.output.find("no CUDA device found") != std::string::npos);
+      CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+    }
   }
 }

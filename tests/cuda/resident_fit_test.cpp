@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// cuda-resident's refusal of a run whose resident vectors do not fit the device (no GPU
-// needed: the device's memory is a number here).
+// cuda-resident's refusal of a run whose resident vectors do not fit the device, and cuda's
+// fallback to the host's vectors (no GPU needed: the device's memory is a number here).
 #include "cuda/resident_fit.hpp"
 
 #include <doctest/doctest.h>
@@ -19,7 +19,7 @@ TEST_SUITE("cuda") {
     CHECK(resident_fit_error(20000, kP, usable, "H100") ==
           "backend cuda-resident keeps about 4 MiB per node on the device: 20000 nodes need 88 "
           "GiB, more than the 60 GiB (three quarters of H100's memory) it may use; backend cuda "
-          "runs any number of nodes, in chunks");
+          "or cuda-batched runs any number of nodes, their vectors on the host");
     // The boundary: exactly what fits, and one node more.
     const auto fitting = static_cast<int>(usable / resident_bytes_per_node(kP));
     CHECK(resident_fit_error(fitting, kP, usable, "H100").empty());
@@ -29,5 +29,32 @@ TEST_SUITE("cuda") {
     CHECK(resident_fit_error(fitting, kP, usable, "H100", 9)
               .rfind("backend cuda-resident keeps about 8 MiB per node on the device: ", 0) == 0);
     CHECK(resident_fit_error(fitting * 5 / 9, kP, usable, "H100", 9).empty());
+  }
+
+  TEST_CASE("Resident fit: cuda-resident refuses what does not fit, cuda keeps it on the host") {
+    constexpr std::size_t kP = 235146;
+    const std::size_t usable = std::size_t{81559} * 3 / 4 << 20;
+    const auto fitting = static_cast<int>(usable / resident_bytes_per_node(kP));
+    // No resident vectors asked for: none kept, nothing refused.
+    CHECK(resident_nodes_kept(ResidentSize(), kP, usable, "H100") == 0);
+    CHECK(resident_nodes_kept(ResidentSize(0, kResidentVectors, true), kP, usable, "H100") == 0);
+    for (const bool required : {true, false}) {
+      CAPTURE(required);
+      CHECK(resident_nodes_kept(ResidentSize(1024, kResidentVectors, required), kP, usable,
+                                "H100") == 1024);
+      CHECK(resident_nodes_kept(ResidentSize(fitting, kResidentVectors, required), kP, usable,
+                                "H100") == fitting);
+    }
+    // One node more: cuda-resident (required) refuses with the fit's line, cuda keeps none.
+    CHECK_THROWS_WITH_AS(
+        resident_nodes_kept(ResidentSize(fitting + 1), kP, usable, "H100"),
+        doctest::Contains("backend cuda-resident keeps about 4 MiB per node on the device: "),
+        std::runtime_error);
+    CHECK(resident_nodes_kept(ResidentSize(fitting + 1, kResidentVectors, false), kP, usable,
+                              "H100") == 0);
+    // The vectors per node count: gradient tracking's nine fit fewer nodes.
+    CHECK(resident_nodes_kept(ResidentSize(fitting, 9, false), kP, usable, "H100") == 0);
+    CHECK_THROWS_AS(resident_nodes_kept(ResidentSize(fitting, 9, true), kP, usable, "H100"),
+                    std::runtime_error);
   }
 }

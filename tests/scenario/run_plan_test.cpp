@@ -208,9 +208,22 @@ TEST_SUITE("scenario") {
     };
     // 1,100 nodes: the node models alone are 18.6 GB on the host, none on cuda-resident,
     // unless the epoch probe pulls them.
+    // Backend cuda keeps them on the device where they fit (counted as cuda-resident until
+    // the device says they do not), cuda-batched on the host.
     CHECK(refused({"nodes=1100", "model.backend=cpu-batched"}));
+    CHECK(refused({"nodes=1100", "model.backend=cuda-batched"}));
     CHECK_FALSE(refused({"nodes=1100", "model.backend=cuda-resident"}));
+    CHECK_FALSE(refused({"nodes=1100", "model.backend=cuda"}));
     CHECK(refused({"nodes=1100", "model.backend=cuda-resident", "eval.per_epoch=true"}));
+    // The refusal names the backend that would keep them off the host.
+    const std::string why =
+        error_of(kBase, {"model={kind: mlp, hidden: [2048, 2048]}", "data.synthetic.train=8000",
+                         "nodes=1100", "model.backend=cpu-batched"});
+    CHECK(why.find("(on a GPU, backend cuda keeps the node vectors there where they fit)") !=
+          std::string::npos);
+    CHECK(error_of(kBase, {"model={kind: mlp, hidden: [2048, 2048]}", "data.synthetic.train=8000",
+                           "nodes=1100", "model.backend=cuda-batched"})
+              .find("on a GPU") == std::string::npos);
     // 250 nodes: cpu-batched's 3 vectors per node fit, cpu-resident's 5 (its own) do not.
     CHECK_FALSE(refused({"nodes=250", "model.backend=cpu-batched"}));
     CHECK(refused({"nodes=250", "model.backend=cpu-resident"}));
