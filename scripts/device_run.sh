@@ -10,16 +10,16 @@
 # PARTS (default 'tests bench kernels') picks what runs: the tests, the benchmark, the
 # per-kernel profile; 'resident' runs only the benchmark's cuda-resident rows (with a
 # long 1,024-node MLP run: with the 400,000-step row it gives the rate net of start-up)
-# and the 1,024-node MLP's cuda-batched row beside them; 'profile' times the kernels and copies of
-# a few resident 1,024-node MLP rounds (Nsight Compute, and Nsight Systems where present;
-# PROFILE_ALGORITHM='{name: ...}' profiles that method's rounds instead of D-PSGD's);
+# and the 1,024-node MLP's cuda-batched row beside them; 'profile' times the kernels and
+# copies of a few resident 1,024-node MLP rounds (Nsight Compute, and Nsight Systems where
+# present; PROFILE_ALGORITHM='{name: ...}' profiles that method's rounds instead of D-PSGD's);
 # 'ab' runs the goal row (the 1,024-node MLP on cuda-resident) with the bundle's
 # dtsim-baseline and with dtsim in turn, three times (device_bundle.sh's BASELINE);
 # 'goal' the goal row at 1.6 M steps three times (its steady state, with 'ab''s runs);
-# 'methods' the 1,024-node MLP with AD-PSGD, ASGD, GSGM and gradient tracking on cuda-batched and on
-# cuda-resident; 'compressed' the same with CHOCO-SGD, SwarmSGD and momentum tracking;
-# 'eval' per-node evaluations (LeNet at 256 nodes, ResNet-20 at 32; LeNet on cuda-batched too) with
-# both binaries in turn;
+# 'methods' the 1,024-node MLP with AD-PSGD, ASGD, GSGM and gradient tracking on
+# cuda-batched and on cuda-resident; 'compressed' the same with CHOCO-SGD, SwarmSGD and
+# momentum tracking; 'eval' per-node evaluations (LeNet at 256 nodes, ResNet-20 at 32; LeNet
+# on cuda-batched too) with both binaries in turn;
 # 'mixed' the goal row with this binary's first-layer mixing in the forward pass off and on
 # (DTSIM_CUDA_MIXED_FORWARD=0 / 1) in turn, three times (bench/goal_row.py --pair
 # mixed0,mixed1), then on at 1.6 M steps, off and on at 256 nodes, and 3 rounds' kernels
@@ -151,8 +151,8 @@ want differential && [ -x "$build/apps/my_dtsim" ] &&
 # training set to the device, the first cuBLAS calls) would otherwise weigh in the figure.
 want bench && step 120 "MLP" env BACKENDS="cpu cuda-batched" CUDA_NODE_STEPS=100000 \
   bench/backend_bench.sh "$build" "${nodes[@]}"
-want resident && step 60 "MLP, cuda-batched, 1024 nodes" env BACKENDS="cuda-batched" CUDA_NODE_STEPS=100000 \
-  bench/backend_bench.sh "$build" 1024
+want resident && step 60 "MLP, cuda-batched, 1024 nodes" env BACKENDS="cuda-batched" \
+  CUDA_NODE_STEPS=100000 bench/backend_bench.sh "$build" 1024
 if want bench || want resident; then
   step 120 "MLP, resident" env BACKENDS="cuda-resident" CUDA_NODE_STEPS=400000 \
     bench/backend_bench.sh "$build" "${nodes[@]}"
@@ -302,10 +302,11 @@ if want methods; then
 fi
 # The stability study's compressed methods (CHOCO-SGD with 4-bit QSGD, SwarmSGD with the
 # 4-bit lattice) and momentum tracking, resident since 2026-11-26, and CHOCO-SGD with top-k
-# (the device's radix selection, a block per node): the 1,024-node MLP on cuda-batched and on
-# cuda-resident (rates checked on the CPU not to diverge in 100 steps; top-k 1%: 0.764
-# accuracy after them). SwarmSGD runs on cuda-resident alone: on cuda its lattice codec runs
-# on the host, one message at a time (506 node-steps/s on the H100's host, run 18: 97 s).
+# (the device's radix selection, a block per node): the 1,024-node MLP on cuda-batched and
+# on cuda-resident (rates checked on the CPU not to diverge in 100 steps; top-k 1%: 0.764
+# accuracy after them). SwarmSGD runs on cuda-resident alone: on cuda-batched its lattice
+# codec runs on the host, one message at a time (506 node-steps/s on the H100's host, run 18:
+# 97 s).
 if want compressed; then
   for algorithm in '{name: choco-sgd, lr: 0.05, momentum: 0.9, gamma: 0.6, compressor: {kind: qsgd, bits: 4}}' \
     '{name: choco-sgd, lr: 0.05, momentum: 0.9, gamma: 0.1, compressor: {kind: topk, ratio: 0.01}}' \
@@ -348,9 +349,9 @@ fi
 # Per-node evaluations on cuda-resident (the stability protocol's kind of run: every node's
 # accuracy on held-out test examples) with the baseline binary and this one in turn: LeNet at
 # 256 nodes, half an epoch, three evaluations of 1,000 examples (twice each); ResNet-20 at
-# 32 nodes, a tenth of an epoch, two evaluations of 200 examples (four times each); the LeNet run
-# with the node models on the host (once each). Each run's wall time, evaluation time and model pulls from its
-# trace.
+# 32 nodes, a tenth of an epoch, two evaluations of 200 examples (four times each); the LeNet
+# run with the node models on the host (once each). Each run's wall time, evaluation time and
+# model pulls from its trace.
 if want eval; then
   lenet_eval=(run scenarios/quickstart.yaml --quiet --set nodes=256 --set 'model={kind: lenet}'
     --set model.backend=cuda-resident --set stop.epochs=0.5
