@@ -5,7 +5,7 @@
 # example against build/device's install (PARTS=differential runs its method), then
 # scripts/device_bundle.sh into .device/. The build directories and the checkout are
 # git-ignored and gone with a fresh clone, so a session that is lent a GPU runs this first:
-# on the 2-core VM about 25 minutes per tree, none of it device time.
+# 14 minutes for both trees and the example on the 2-core VM, none of it device time.
 #
 #   scripts/device_prepare.sh [BASELINE_COMMIT]   (default: none, and PARTS=ab is skipped)
 #
