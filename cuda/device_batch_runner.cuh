@@ -670,7 +670,7 @@ private:
   CudaEvent marks_[4]; // before the upload, after it, after the kernels, after the download
   mutable ResidentPhaseTimer phases_; // read at the run's end by transfers()
   bool losses_in_flight_ = false;     // run_resident left a whole batch's losses for collect()
-  std::unique_ptr<DeviceResidentStore> store_; // backend cuda-resident only; after stream_
+  std::unique_ptr<DeviceResidentStore> store_; // resident runs (cuda, cuda-resident); after stream_
   int fuse_layers_ = 0;          // kCanFuse and resident: the layers a pass leaves for fused steps
   bool fused_prefetch_ = true;   // MlpFusion::prefetch
   bool fused_sums_first_ = true; // MlpFusion::sums_first

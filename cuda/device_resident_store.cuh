@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// ResidentVectors on the device (backend cuda-resident): the node models, momenta and
+// ResidentVectors on the device (backends cuda-resident and cuda): the node models, momenta and
 // gradients (one row of P floats per node), the live rows (a pairwise method's live models,
 // GSGM's table; made on first use), a parameter server's vectors and the gossip messages
 // (one buffer per message id) in device memory; the algorithm's queued mixings and local
@@ -204,7 +204,9 @@ public:
   // The steps queued since the last program, launched now: before anything else uses the
   // stream (every use in here goes through stream(); the batch runner calls this first).
   void flush_program() {
-    if (program_.empty() || P_ == 0)
+    if (P_ == 0)
+      program_.count = 0; // nothing to step: dropped, so that the queue never overflows
+    if (program_.empty())
       return;
     const auto tiles = static_cast<unsigned>((P_ + kTile * kThreads - 1) / (kTile * kThreads));
     const VectorProgram program = program_;

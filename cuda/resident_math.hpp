@@ -339,9 +339,10 @@ DTSIM_HD inline StepRows step_rows(const StepBatch& s, float* grads, const float
 // Nesterov, no quasi-global buffer, adapt then combine: D-PSGD's and DSGDm's step) with a copy
 // whose flags are constants, so that local_step_element's tests of them fold away in the code
 // `step` inlines instead of running for every element; otherwise with s itself. Every kernel
-// that steps elements calls them through this, so that all compile the same expressions
-// alike: nvcc may fuse a product into a sum where the product has one use, and a folded and
-// an unfolded copy of one expression could then round apart.
+// that can step the heavy ball calls them through this (tracking's and CHOCO-SGD's, whose
+// rules are never the heavy ball, call local_step_element directly), so that all compile the
+// same expressions alike: nvcc may fuse a product into a sum where the product has one use,
+// and a folded and an unfolded copy of one expression could then round apart.
 template <class Step>
 DTSIM_HD inline void with_step_rule(const StepBatch& s, const StepRows& r, const Step& step) {
   if (r.m && r.out && !s.combine_then_adapt && !s.nesterov && !s.quasi_global) {

@@ -75,7 +75,7 @@ constexpr int kProgramSteps = 32;
 
 // Up to N steps. The store queues into one of kProgramSteps and launches a run of a few
 // steps as a program of kShortProgram: a kernel's parameters are copied at every launch, and
-// a few steps take a tenth of the 3 KB.
+// four steps take 392 of the long program's 3,080 bytes.
 template <int N> struct BasicVectorProgram {
   int count = 0;
   ProgramStep steps[N];

@@ -28,6 +28,10 @@ constexpr double kMaxMemoryBytes = 16.0 * (1ull << 30);
 // and gradient rows (methods say how many more, Algorithm::resident_vectors_per_node).
 constexpr std::size_t kLeastResidentVectors = 2;
 
+// What the plan's backend says once backend cuda has found that the vectors do not fit the
+// device: it runs as cuda-batched, the node vectors on the host.
+constexpr const char* kCudaOnHost = "cuda (as cuda-batched)";
+
 // About how much host memory the run's vectors of the model's size take: the average and
 // evaluation copies (8); without a resident backend the node models and messages in flight
 // (two per node) and a batched backend's gradients (one); with one (resident_vectors > 0: the
@@ -69,7 +73,9 @@ void check_host_memory(const Params& root, RunPlan& plan, int nodes, std::size_t
                 std::to_string(plan.model ? plan.model->num_params() : 0) +
                 "-parameter model; the limit is 16 GiB: use fewer nodes or a smaller "
                 "model" +
-                (resident_vectors > 0 && !plan.backend.starts_with("cuda")
+                (plan.backend == kCudaOnHost
+                     ? " (backend cuda: the node vectors did not fit the GPU either)"
+                 : resident_vectors > 0 && !plan.backend.starts_with("cuda")
                      ? " (on a GPU, backend cuda keeps the node vectors there where they fit)"
                      : ""));
 }
@@ -269,10 +275,10 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
       setup.node_samples.push_back(static_cast<std::int64_t>(idx.size()));
   }
   plan.algorithm = algorithm_registry().make(alg, "name", "dsgd", setup);
-  check_host_memory(
-      root, plan, nodes,
-      plan.algorithm->can_attach_resident() ? plan.algorithm->resident_vectors_per_node() : 0,
-      plan.algorithm->has_node_models());
+  // What the method keeps per node in a resident backend (0: it does not attach).
+  const std::size_t resident_vectors =
+      plan.algorithm->can_attach_resident() ? plan.algorithm->resident_vectors_per_node() : 0;
+  check_host_memory(root, plan, nodes, resident_vectors, plan.algorithm->has_node_models());
   // What tables and plots call this configuration (sweeps set it per point, e.g. "DSGDm-N
   // async" where two points share an algorithm name).
   plan.label = root.text("label", alg.text("name", "dsgd"));
@@ -302,14 +308,12 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
   root.reject_unused();
   plan.resolved_yaml = to_yaml(*tree);
   if (use == PlanUse::run && plan.model) {
-    const std::size_t resident_vectors =
-        plan.algorithm->can_attach_resident() ? plan.algorithm->resident_vectors_per_node() : 0;
     plan.batched = make_gradient_backend(model, *plan.model, plan.data->train,
                                          plan.engine.batch_size, plan.topology->size(), *plan.order,
                                          BackendUse::run, resident_vectors);
     if (plan.backend == "cuda" && resident_vectors > 0 && !plan.batched->resident()) {
       // The vectors did not fit the device: they live on the host, as with cuda-batched.
-      plan.backend = "cuda-batched";
+      plan.backend = kCudaOnHost;
       check_host_memory(root, plan, nodes, resident_vectors, plan.algorithm->has_node_models());
     }
   } else if (use == PlanUse::check_here && plan.model)

@@ -56,8 +56,10 @@ struct RunPlan {
   std::unique_ptr<NetworkModel> network;
   std::unique_ptr<Algorithm> algorithm;
   std::unique_ptr<ExampleOrder> order; // data.order
-  std::string backend = "cpu";         // model.backend
-  // The batched gradient backend (model.backend cpu-batched or cuda) of a running plan;
+  // model.backend; "cuda (as cuda-batched)" once a running plan's cuda found that the node
+  // vectors do not fit the device.
+  std::string backend = "cpu";
+  // The batched gradient backend (model.backend other than cpu) of a running plan;
   // null for cpu, timing-only runs and checking plans.
   std::unique_ptr<BatchedGradients> batched;
   EngineConfig engine;

@@ -157,8 +157,10 @@ TEST_SUITE("app") {
     CHECK(r.output.find("CUDA") != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(dir)); // nothing ran, not even the cpu-batched point
     // dtsim validate checks the file without a GPU (a GPU sweep can be checked anywhere).
-    for (const char* backend : {"cuda", "cuda-batched", "cuda-resident"})
+    for (const char* backend : {"cuda", "cuda-batched", "cuda-resident"}) {
+      CAPTURE(backend);
       CHECK(run_cli("validate " + base + " --set model.backend=" + backend).exit_code == 0);
+    }
     const auto resident =
         run_cli("run " + base + " --set model.backend=cuda-resident -o " + dir + "/resident.h5");
     CHECK(resident.exit_code == 2);

@@ -155,6 +155,23 @@ void run_as_programs(const std::vector<ProgramStep>& steps) {
 TEST_SUITE("cuda") {
   TEST_CASE("Vector programs: a run of steps as programs gives the steps' bits one at a time") {
     const LatticeCodec lattice = lattice_codec(4, 0.05, false);
+    // Runs of every shape the store launches: one step, a short program that is full, a long
+    // one of a few steps, a long one one short of full, full, full and one more, and three
+    // full programs then a short one.
+    for (const int count : {1, kShortProgram, kShortProgram + 1, kProgramSteps - 1, kProgramSteps,
+                            kProgramSteps + 1}) {
+      CAPTURE(count);
+      Vectors at_once(7), one_by_one(7);
+      Rng rng = Rng::stream(7, "steps", Rng::kNoNode);
+      std::vector<ProgramStep> steps, copies;
+      for (int i = 0; i < count; ++i) {
+        steps.push_back(random_step(rng, at_once, lattice));
+        copies.push_back(moved(steps.back(), at_once, one_by_one));
+      }
+      run_as_programs(steps);
+      run_one_at_a_time(copies);
+      CHECK(at_once.same_bits(one_by_one));
+    }
     for (const std::uint64_t seed : {1u, 2u, 3u}) {
       CAPTURE(seed);
       Vectors at_once(seed), one_by_one(seed), start(seed);

@@ -221,9 +221,11 @@ TEST_SUITE("scenario") {
                          "nodes=1100", "model.backend=cpu-batched"});
     CHECK(why.find("(on a GPU, backend cuda keeps the node vectors there where they fit)") !=
           std::string::npos);
-    CHECK(error_of(kBase, {"model={kind: mlp, hidden: [2048, 2048]}", "data.synthetic.train=8000",
-                           "nodes=1100", "model.backend=cuda-batched"})
-              .find("on a GPU") == std::string::npos);
+    const std::string batched =
+        error_of(kBase, {"model={kind: mlp, hidden: [2048, 2048]}", "data.synthetic.train=8000",
+                         "nodes=1100", "model.backend=cuda-batched"});
+    CHECK(batched.find("limit is 16 GiB") != std::string::npos);
+    CHECK(batched.find("on a GPU") == std::string::npos);
     // 250 nodes: cpu-batched's 3 vectors per node fit, cpu-resident's 5 (its own) do not.
     CHECK_FALSE(refused({"nodes=250", "model.backend=cpu-batched"}));
     CHECK(refused({"nodes=250", "model.backend=cpu-resident"}));
