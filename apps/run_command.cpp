@@ -53,6 +53,10 @@ void print_backend_line(const RunResult& r) {
                 "%.0f%%, idle waiting for the host %.0f%%",
                 100 * b.mixing_seconds / wall, 100 * b.compute_seconds / wall,
                 100 * b.steps_seconds / wall, 100 * b.idle_seconds / wall);
+  if (b.element_wise_steps > 0) // the engine thread's steps, and the kernels that ran them
+    std::printf("\n    element-wise steps on the engine thread: %lld in %lld kernels",
+                static_cast<long long>(b.element_wise_steps),
+                static_cast<long long>(b.element_wise_kernels));
   std::printf("\n");
 }
 

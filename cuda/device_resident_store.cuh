@@ -211,6 +211,8 @@ public:
     const auto tiles = static_cast<unsigned>((P_ + kTile * kThreads - 1) / (kTile * kThreads));
     const VectorProgram program = program_;
     program_.count = 0; // dropped if the launch failed: the run stops at the throw below
+    bus_.element_wise_steps += program.count;
+    ++bus_.element_wise_kernels;
     if (program.count == 1)
       vector_step_kernel<kTile><<<tiles, kThreads, 0, stream_>>>(program.steps[0], P_);
     else if (program.count <= kShortProgram)

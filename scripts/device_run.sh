@@ -131,13 +131,6 @@ step 20 "machine" sh -c "nvidia-smi --query-gpu=name,memory.total,driver_version
   grep -o -m1 'avx512f' /proc/cpuinfo; ldd --version | head -1; '$build/apps/dtsim' --version"
 want tests && step 60 "pipeline test (host executor)" "$build/tests/cuda/cuda_pipeline_test"
 want tests && step 240 "CUDA tests" "$build/tests/cuda/cuda_test" --duration=true
-# 200 nodes of a 20 M-parameter MLP: 640 MB of host memory on cuda-resident, but 80 GB of
-# resident vectors: refused before the run by the device's own check, exit 2, one line.
-want tests && step 60 "a cuda-resident run that does not fit the device is refused" sh -c "
-  '$build/apps/dtsim' run scenarios/quickstart.yaml -o /tmp/fit.h5 --set nodes=200 \
-    --set 'model={kind: mlp, hidden: [4096, 4096], backend: cuda-resident}' 2> /tmp/fit.txt
-  rc=\$?; cat /tmp/fit.txt; echo \"exit \$rc\"
-  [ \$rc = 2 ] && grep -q 'more than the' /tmp/fit.txt"
 want differential && step 180 "cuda-resident against cpu-resident, 24 random scenarios" \
   "$PYTHON" tests/app/backend_differential.py "$build/apps/dtsim" --seed 1 --count 24 \
   --backends cpu-resident,cuda-resident --close 0.05 --points 3 --keep "${OUT:-/tmp}/differential"

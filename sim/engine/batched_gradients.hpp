@@ -37,6 +37,11 @@ struct TransferStats {
   double mixing_seconds = 0.0;
   double steps_seconds = 0.0;
   double idle_seconds = 0.0;
+  // A resident device's element-wise steps made on the engine thread (apply, decode,
+  // own_view) and the kernels that ran them: fewer kernels than steps where they ran as
+  // vector programs, as many where each ran on its own (DTSIM_CUDA_VECTOR_PROGRAMS=0).
+  std::int64_t element_wise_steps = 0;
+  std::int64_t element_wise_kernels = 0;
 };
 
 // Computes a batch of jobs at once: the engine hands it every gradient started since the

@@ -813,6 +813,8 @@ RunSummary Simulator::summary() const {
          {"device_mixing_wall_seconds", bus.mixing_seconds},
          {"device_steps_wall_seconds", bus.steps_seconds},
          {"device_idle_wall_seconds", bus.idle_seconds},
+         {"device_element_wise_steps", static_cast<double>(bus.element_wise_steps)},
+         {"device_element_wise_kernels", static_cast<double>(bus.element_wise_kernels)},
          {"resident_vectors", resident_ ? 1.0 : 0.0},
          {"resident_model_pulls", static_cast<double>(model_pulls_)},
          {"backend_evaluated_models", static_cast<double>(backend_evaluated_models_)}});

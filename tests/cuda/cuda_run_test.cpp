@@ -133,6 +133,29 @@ TEST_SUITE("cuda") {
     }
   }
 
+  TEST_CASE("CUDA: backend cuda whose vectors do not fit the device keeps them on the host, "
+            "and is refused where the host cannot hold them either") {
+    if (!have_device())
+      return;
+    // 150 nodes of a 74 M-parameter MLP: about 220 GB of resident vectors (more than any
+    // device's memory), then 135 GB of host vectors as cuda-batched (more than the host
+    // limit of 16 GiB). cuda-resident is refused by the device's check, cuda by the host's
+    // second check, which names the fallback: each one line, exit 2, before the run.
+    const std::string big = "run scenarios/quickstart.yaml --quiet -o /nonexistent/x.h5 --set "
+                            "nodes=150 --set 'model={kind: mlp, hidden: [8192, 8192]}' "
+                            "--set model.backend=";
+    for (const auto& [backend, why] :
+         {std::pair{"cuda-resident", "more than the"},
+          std::pair{"cuda", "backend cuda: the node vectors did not fit the GPU either"}}) {
+      CAPTURE(backend);
+      const auto r = run_cli(big + backend);
+      INFO(r.output);
+      CHECK(r.exit_code == 2);
+      CHECK(r.output.find(why) != std::string::npos);
+      CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+    }
+  }
+
   TEST_CASE("CUDA: cuda-resident keeps the vectors on the device and matches cpu-resident") {
     if (!have_device())
       return;
@@ -296,6 +319,15 @@ TEST_SUITE("cuda") {
             std::string::npos);
       CHECK(programs.text_attributes.at("gradient_backend").find("element-wise") ==
             std::string::npos);
+      // The same steps either way; as programs they ran in fewer kernels (AD-PSGD averages
+      // a pair's two models, ASGD steps the server after its pull, ...), each on its own
+      // in one kernel per step.
+      const auto& p = programs.number_attributes;
+      const auto& e = each.number_attributes;
+      CHECK(e.at("device_element_wise_steps") > 0);
+      CHECK(p.at("device_element_wise_steps") == e.at("device_element_wise_steps"));
+      CHECK(e.at("device_element_wise_kernels") == e.at("device_element_wise_steps"));
+      CHECK(p.at("device_element_wise_kernels") < p.at("device_element_wise_steps"));
       REQUIRE(programs.metrics.size() == each.metrics.size());
       for (const auto& [column, values] : programs.metrics) {
         CAPTURE(column);
