@@ -28,9 +28,10 @@ bool environment_says(const char* name, std::string_view value) {
 // loaded after the sums (the earlier kernel, fused_step); DTSIM_CUDA_FUSED_SUMS_FIRST=0 the
 // sums' inputs copied after the tiles; DTSIM_CUDA_PLAIN_MIX=0 the plain mixing in the kernel
 // of every mixing; DTSIM_CUDA_VECTOR_PROGRAMS=0 a kernel per element-wise step of the engine
-// thread's.
+// thread's; DTSIM_CUDA_GEMM_EPILOGUE=0 the forward products' bias in a kernel of its own.
 MlpFusion fusion_from_environment() {
   MlpFusion f;
+  f.bias_epilogue = !environment_says("DTSIM_CUDA_GEMM_EPILOGUE", "0");
   f.mixing = environment_says("DTSIM_CUDA_MIXED_FORWARD", "1");
   if (environment_says("DTSIM_CUDA_FUSED_LAYERS", "1"))
     f.step_layers = 1;

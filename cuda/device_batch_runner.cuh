@@ -145,6 +145,9 @@ public:
   // (DeviceResidentStore::run_mixes) and it is one chunk of at most 32 examples a node.
   std::string kernel_notes() const override {
     std::string notes = mix_forward_ ? "first layer's mixing in its forward pass turned on" : "";
+    if constexpr (requires { net_.kernel_note(); })
+      if (const std::string note = net_.kernel_note(); !note.empty())
+        notes += (notes.empty() ? "" : "; ") + note;
     if (store_ && !store_->plain_mixing_kernel())
       notes += (notes.empty() ? "" : "; ") +
                std::string("the plain mixing in the kernel of every mixing");

@@ -48,7 +48,7 @@ struct CnnNetwork {
   std::vector<std::size_t> scratch_floats(int n) const { return cnn_buffer_floats(shape, n); }
   void run(cublasHandle_t blas, cudaStream_t stream, const BatchCommon& c, float* const* scratch,
            int count, int n) const {
-    DeviceCnnOps ops{{{blas, stream}}};
+    DeviceCnnOps ops{{{blas, stream, nullptr}}};
     run_cnn_batch(ops, shape, scratch, c, count, n);
   }
   // The evaluation pass (DeviceBatchRunner::evaluate_resident): the examples' width, the
@@ -63,7 +63,7 @@ struct CnnNetwork {
   }
   void evaluate(cublasHandle_t blas, cudaStream_t stream, const MlpEvalBuffers& buf, int count,
                 int n) const {
-    DeviceCnnOps ops{{{blas, stream}}};
+    DeviceCnnOps ops{{{blas, stream, nullptr}}};
     run_cnn_eval(ops, shape, buf.act, buf, count, n);
   }
 };

@@ -66,6 +66,10 @@ public:
 // What a resident MLP's synchronous batch (one chunk of every job, on the nodes' own rows)
 // fuses with its layers; the tests compare each with the unfused kernels.
 struct MlpFusion {
+  // Each forward product's bias and ReLU in the product's epilogue (cuBLASLt,
+  // bias_epilogue_gemm.cuh) rather than an element kernel after it; the backend adds them in
+  // a kernel of their own, as before, where the environment has DTSIM_CUDA_GEMM_EPILOGUE=0.
+  bool bias_epilogue = true;
   // The weight gradients of the first step_layers layers (1 or 2, as many as the network
   // has) into the local steps (fused_layer_step.hpp). The backend takes 1 where the
   // environment has DTSIM_CUDA_FUSED_LAYERS=1: the second layer's fusion against the first

@@ -4,6 +4,9 @@
 #include "cuda/device_batch_runner.cuh"
 #include "cuda/device_mlp_ops.cuh"
 
+#include <memory>
+#include <string>
+
 namespace dtsim::cuda {
 namespace {
 
@@ -11,6 +14,8 @@ namespace {
 // activations.
 struct MlpNetwork {
   MlpBatchShape shape;
+  // The forward products' bias (and ReLU) in their epilogue; null: in a kernel of its own.
+  std::shared_ptr<BiasEpilogueGemms> epilogues;
 
   std::size_t num_params() const { return shape.num_params; }
   std::vector<std::size_t> scratch_floats(int n) const {
@@ -24,8 +29,12 @@ struct MlpNetwork {
   }
   void run(cublasHandle_t blas, cudaStream_t stream, const BatchCommon& c, float* const* scratch,
            int count, int n, int deferred_layers = 0, bool first_forward_done = false) const {
-    DeviceMlpOps ops{blas, stream};
+    DeviceMlpOps ops{blas, stream, epilogues.get()};
     run_mlp_batch(ops, shape, buffers(c, scratch), count, n, deferred_layers, first_forward_done);
+  }
+  // What the batch runner's description adds: where the bias is not in the epilogue.
+  std::string kernel_note() const {
+    return epilogues ? "" : "the forward products' bias in a kernel of its own";
   }
   // The layers whose weight gradient a pass can leave for the local steps (run_mlp_batch).
   int deferrable_layers() const { return cuda::deferrable_layers(shape); }
@@ -36,7 +45,7 @@ struct MlpNetwork {
   void deferred_weight_gradients(cublasHandle_t blas, cudaStream_t stream, const BatchCommon& c,
                                  float* const* scratch, int count, int n, bool gathered,
                                  int layers) const {
-    DeviceMlpOps ops{blas, stream};
+    DeviceMlpOps ops{blas, stream, nullptr};
     const MlpBatchBuffers buf = buffers(c, scratch);
     if (!gathered && layers > 0)
       ops.gather(buf, shape.features, n, count);
@@ -80,7 +89,7 @@ struct MlpNetwork {
   }
   void evaluate(cublasHandle_t blas, cudaStream_t stream, const MlpEvalBuffers& buf, int count,
                 int n) const {
-    DeviceMlpOps ops{blas, stream};
+    DeviceMlpOps ops{blas, stream, epilogues.get()};
     run_mlp_eval(ops, shape, buf, count, n);
   }
 };
@@ -97,9 +106,12 @@ std::unique_ptr<DeviceGradients> make_device_mlp(std::vector<int> widths,
     throw std::invalid_argument("device MLP: widths do not match the training set");
   if (const std::string why = device_unavailable_reason(); !why.empty())
     throw std::runtime_error(why);
-  return std::make_unique<DeviceBatchRunner<MlpNetwork>>(MlpNetwork{mlp_batch_shape(widths)},
-                                                         train_features, train_labels, batch_size,
-                                                         max_nodes_per_batch, resident, fusion);
+  std::shared_ptr<BiasEpilogueGemms> epilogues;
+  if (fusion.bias_epilogue)
+    epilogues = std::make_shared<BiasEpilogueGemms>();
+  return std::make_unique<DeviceBatchRunner<MlpNetwork>>(
+      MlpNetwork{mlp_batch_shape(widths), std::move(epilogues)}, train_features, train_labels,
+      batch_size, max_nodes_per_batch, resident, fusion);
 }
 
 std::string device_unavailable_reason() {

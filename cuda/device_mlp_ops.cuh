@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// run_mlp_batch's executor on the device: cuBLAS for the GEMMs, one element kernel per other
-// step, all on one stream. The ResNet executor extends it.
+// run_mlp_batch's executor on the device: cuBLAS for the GEMMs (with their bias in the
+// epilogue where epilogues is set), one element kernel per other step, all on one stream.
+// The ResNet executor extends it.
 #pragma once
 
+#include "cuda/bias_epilogue_gemm.cuh"
 #include "cuda/device_memory.cuh"
 #include "cuda/mlp_batch_math.hpp"
 
@@ -12,6 +14,7 @@ namespace {
 struct DeviceMlpOps {
   cublasHandle_t blas;
   cudaStream_t stream;
+  BiasEpilogueGemms* epilogues; // null: the bias (and ReLU) by add_bias, after the product
 
   void gemm(const StridedGemm& g) const {
     const float one = 1.0f, zero = 0.0f;
@@ -20,6 +23,12 @@ struct DeviceMlpOps {
                                     g.lda, g.stride_a, g.b, g.ldb, g.stride_b, &zero, g.c, g.ldc,
                                     g.stride_c, g.count),
           "cublasSgemmStridedBatched");
+  }
+  // False where there are no epilogues or they do not take g: forward_layer then runs it
+  // and add_bias.
+  bool gemm_with_bias(const StridedGemm& g, const float* bias, long long bias_stride,
+                      bool relu) const {
+    return epilogues && epilogues->run(stream, g, bias, bias_stride, relu);
   }
   void gather(const MlpBatchBuffers& buf, int features, int n, int count) const {
     const float* train = buf.train;
@@ -65,6 +74,14 @@ struct DeviceMlpOps {
         stream, count, static_cast<std::size_t>(out), [=] __device__(int b, std::size_t j) {
           bias_gradient_row(dz, out, n, grads, num_params, bias_offset, b, static_cast<int>(j));
         });
+  }
+  void relu_backward_bias(const float* a, float* d, int out, int n, float* grads,
+                          std::size_t num_params, std::size_t bias_offset, int count) const {
+    each_element(stream, count, static_cast<std::size_t>(out),
+                 [=] __device__(int b, std::size_t j) {
+                   relu_backward_bias_row(a, d, out, n, grads, num_params, bias_offset, b,
+                                          static_cast<int>(j));
+                 });
   }
   void relu_backward(const float* a, float* d, std::size_t total) const {
     each_element(stream, 1, total,

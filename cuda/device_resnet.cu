@@ -84,7 +84,7 @@ struct ResNetNetwork {
     ResNetBatchBuffers buf;
     bind_resnet_buffers(scratch, buf);
     static_cast<BatchCommon&>(buf) = c;
-    DeviceResNetOps ops{{{blas, stream}}};
+    DeviceResNetOps ops{{{blas, stream, nullptr}}};
     run_resnet_batch(ops, shape, buf, count, n);
   }
   // The evaluation pass (DeviceBatchRunner::evaluate_resident): the examples' width, the
@@ -99,7 +99,7 @@ struct ResNetNetwork {
   }
   void evaluate(cublasHandle_t blas, cudaStream_t stream, const MlpEvalBuffers& buf, int count,
                 int n) const {
-    DeviceResNetOps ops{{{blas, stream}}};
+    DeviceResNetOps ops{{{blas, stream, nullptr}}};
     run_resnet_eval(ops, shape, buf.act, buf, count, n);
   }
 };

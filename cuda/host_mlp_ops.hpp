@@ -65,6 +65,12 @@ struct HostMlpOps {
       for (int j = 0; j < out; ++j)
         bias_gradient_row(dz, out, n, grads, num_params, bias_offset, b, j);
   }
+  static void relu_backward_bias(const float* a, float* d, int out, int n, float* grads,
+                                 std::size_t num_params, std::size_t bias_offset, int count) {
+    for (int b = 0; b < count; ++b)
+      for (int j = 0; j < out; ++j)
+        relu_backward_bias_row(a, d, out, n, grads, num_params, bias_offset, b, j);
+  }
   static void relu_backward(const float* a, float* d, std::size_t total) {
     for (std::size_t e = 0; e < total; ++e)
       relu_backward_element(a, d, e);

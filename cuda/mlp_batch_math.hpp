@@ -171,6 +171,24 @@ DTSIM_HD inline void relu_backward_element(const float* a, float* d, std::size_t
     d[e] = 0.0f;
 }
 
+// Row j of node b's delta below a hidden layer (out x n, out that layer's width): the ReLU
+// mask of the layer's (post-ReLU) output a, as relu_backward_element applies it, then the
+// row's sum, the layer's bias gradient, as bias_gradient_row makes it (in example order):
+// one pass over the delta for the two, the same bits as the two steps apart.
+DTSIM_HD inline void relu_backward_bias_row(const float* a, float* d, int out, int n, float* grads,
+                                            std::size_t num_params, std::size_t bias_offset, int b,
+                                            int j) {
+  const std::size_t first = static_cast<std::size_t>(b) * out * n + j;
+  float s = 0.0f;
+  for (int k = 0; k < n; ++k) {
+    const std::size_t e = first + static_cast<std::size_t>(k) * out;
+    const float v = a[e] > 0.0f ? d[e] : 0.0f;
+    d[e] = v;
+    s += v;
+  }
+  grads[b * num_params + bias_offset + j] = s;
+}
+
 // ---- Evaluation (per-node accuracies) ----
 
 // Every node's model on the same n evaluation examples: the examples (features x n,
@@ -269,7 +287,9 @@ inline StridedGemm weight_gradient_gemm(const MlpBatchShape& shape, const MlpBat
 // count), add_bias(z, out, n, params, num_params, bias_offset, relu, count),
 // softmax_xent(logits, classes, n, buffers, dlogits, count), mean_loss(buffers, n, count),
 // bias_gradient(dz, out, n, grads, num_params, bias_offset, count) and
-// relu_backward(a, d, total). Gradients of the mean loss go to buf.grads, losses to buf.loss.
+// relu_backward_bias(a, d, out, n, grads, num_params, bias_offset, count) (the ReLU mask of a
+// hidden layer's delta and that layer's bias gradient in one pass, relu_backward_bias_row).
+// Gradients of the mean loss go to buf.grads, losses to buf.loss.
 // The first `deferred_layers` layers' weight gradients (at most kDeferrableLayers) are left
 // out (their rows of buf.grads untouched): layer l's input (buf.x, or buf.act[l - 1]) and
 // its delta buf.delta[l % 2], the last thing the pass writes there, then hold what it needs
@@ -279,6 +299,18 @@ inline StridedGemm weight_gradient_gemm(const MlpBatchShape& shape, const MlpBat
 // the minibatch read by index), and with the first layer deferred as well nothing reads the
 // minibatch here: it is not gathered into buf.x (the fused step reads it by index).
 constexpr int kDeferrableLayers = 2;
+// Layer L's forward product g into its activations, then its bias and, on hidden layers
+// (relu), the ReLU: in the product's epilogue where Ops has gemm_with_bias and it takes this
+// product (the device's cuBLASLt, bias_epilogue_gemm.cuh), else as two steps.
+template <class Ops>
+void forward_layer(Ops& ops, const StridedGemm& g, const BatchLayer& L, const float* params,
+                   std::size_t num_params, bool relu, int count) {
+  if constexpr (requires { ops.gemm_with_bias(g, params, 0LL, relu); })
+    if (ops.gemm_with_bias(g, params + L.bias_offset(), static_cast<long long>(num_params), relu))
+      return;
+  ops.gemm(g);
+  ops.add_bias(g.c, L.out, g.n, params, num_params, L.bias_offset(), relu, count);
+}
 inline int deferrable_layers(const MlpBatchShape& shape) {
   const auto layers = static_cast<int>(shape.layers.size());
   return layers < kDeferrableLayers ? layers : kDeferrableLayers;
@@ -297,29 +329,36 @@ void run_mlp_batch(Ops& ops, const MlpBatchShape& shape, const MlpBatchBuffers& 
     const BatchLayer& L = shape.layers[l];
     // z = W x: the nodes' W at their parameter vectors' offset (stride = parameter count).
     if (l > 0 || !first_forward_done)
-      ops.gemm(StridedGemm{false, false, L.out, n, L.in, buf.params + L.offset, L.out, P, input,
-                           L.in, static_cast<long long>(L.in) * n, buf.act[l], L.out,
-                           static_cast<long long>(L.out) * n, count});
-    ops.add_bias(buf.act[l], L.out, n, buf.params, shape.num_params, L.bias_offset(), l < last,
-                 count);
+      forward_layer(ops,
+                    StridedGemm{false, false, L.out, n, L.in, buf.params + L.offset, L.out, P,
+                                input, L.in, static_cast<long long>(L.in) * n, buf.act[l], L.out,
+                                static_cast<long long>(L.out) * n, count},
+                    L, buf.params, shape.num_params, l < last, count);
+    else // the mixed forward kernel's product: its bias and ReLU
+      ops.add_bias(buf.act[l], L.out, n, buf.params, shape.num_params, L.bias_offset(), l < last,
+                   count);
     input = buf.act[l];
   }
   ops.softmax_xent(buf.act[last], shape.layers[last].out, n, buf, buf.delta[last % 2], count);
   ops.mean_loss(buf, n, count);
+  // The output layer's bias gradient from the loss's delta; a hidden layer's with its ReLU
+  // mask, below.
+  ops.bias_gradient(buf.delta[last % 2], shape.layers[last].out, n, buf.grads, shape.num_params,
+                    shape.layers[last].bias_offset(), count);
   for (std::size_t l = last + 1; l-- > 0;) {
     const BatchLayer& L = shape.layers[l];
-    const float* in = l == 0 ? buf.x : buf.act[l - 1];
     const float* dz = buf.delta[l % 2];
     if (static_cast<int>(l) >= deferred_layers)
       ops.gemm(weight_gradient_gemm(shape, buf, l, count, n));
-    ops.bias_gradient(dz, L.out, n, buf.grads, shape.num_params, L.bias_offset(), count);
     if (l > 0) {
-      // dx = W^T dz, then the ReLU mask of the layer below.
+      // dx = W^T dz, then the ReLU mask of the layer below and that layer's bias gradient.
       float* dx = buf.delta[(l - 1) % 2];
       ops.gemm(StridedGemm{true, false, L.in, n, L.out, buf.params + L.offset, L.out, P, dz, L.out,
                            static_cast<long long>(L.out) * n, dx, L.in,
                            static_cast<long long>(L.in) * n, count});
-      ops.relu_backward(in, dx, static_cast<std::size_t>(count) * L.in * n);
+      const BatchLayer& below = shape.layers[l - 1];
+      ops.relu_backward_bias(buf.act[l - 1], dx, below.out, n, buf.grads, shape.num_params,
+                             below.bias_offset(), count);
     }
   }
 }
@@ -337,11 +376,11 @@ void run_mlp_eval(Ops& ops, const MlpBatchShape& shape, const MlpEvalBuffers& bu
   long long input_stride = 0;
   for (std::size_t l = 0; l <= last; ++l) {
     const BatchLayer& L = shape.layers[l];
-    ops.gemm(StridedGemm{false, false, L.out, n, L.in, buf.params + L.offset, L.out, P, input, L.in,
-                         input_stride, buf.act[l], L.out, static_cast<long long>(L.out) * n,
-                         count});
-    ops.add_bias(buf.act[l], L.out, n, buf.params, shape.num_params, L.bias_offset(), l < last,
-                 count);
+    forward_layer(ops,
+                  StridedGemm{false, false, L.out, n, L.in, buf.params + L.offset, L.out, P, input,
+                              L.in, input_stride, buf.act[l], L.out,
+                              static_cast<long long>(L.out) * n, count},
+                  L, buf.params, shape.num_params, l < last, count);
     input = buf.act[l];
     input_stride = static_cast<long long>(L.out) * n;
   }

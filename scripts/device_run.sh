@@ -41,7 +41,10 @@
 # extension example's program (EXTENSION=), its method added at run time likewise;
 # 'programs' SwarmSGD's and AD-PSGD's 1,024-node rows with the engine thread's element-wise
 # steps launched one kernel each and as vector programs (DTSIM_CUDA_VECTOR_PROGRAMS=0 / 1) in
-# turn, three times each (--pair swarm0,swarm1 and adpsgd0,adpsgd1).
+# turn, three times each (--pair swarm0,swarm1 and adpsgd0,adpsgd1); 'epilogue' the goal row
+# with the forward products' bias in a kernel of its own and in their cuBLASLt epilogue
+# (DTSIM_CUDA_GEMM_EPILOGUE=0 / 1) in turn, three times (--pair epilogue0,epilogue1), then
+# 3 rounds' kernels of each under Nsight Compute.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=$PWD/.device
@@ -264,6 +267,23 @@ if want mixed; then
       --print-summary per-kernel --log-file "${OUT:-/tmp}/ncu_mlp_mixed.txt" \
       "$build/apps/dtsim" run bench/dpsgd32.yaml --quiet --set nodes=1024 \
       --set model.backend=cuda-resident -o /tmp/ncu_mlp_mixed.h5 --set stop.steps=3
+  fi
+fi
+# The forward products' bias and ReLU in their cuBLASLt epilogue (bias_epilogue_gemm.cuh)
+# against an element kernel after each (DTSIM_CUDA_GEMM_EPILOGUE=0 / 1), in the same binary,
+# A B, B A, A B as 'ab' (bench/goal_row.py --pair epilogue0,epilogue1), then the pass's
+# kernels of 3 resident rounds with each under Nsight Compute.
+if want epilogue; then
+  same_binary_pairs epilogue DTSIM_CUDA_GEMM_EPILOGUE 0 1
+  if [ -n "$ncu" ]; then
+    for m in 0 1; do
+      step 90 "kernels of 3 resident MLP rounds, epilogue $m (ncu)" \
+        env DTSIM_CUDA_GEMM_EPILOGUE=$m "$ncu" --clock-control none --launch-count 120 \
+        --metrics gpu__time_duration.sum --print-summary per-kernel \
+        --log-file "${OUT:-/tmp}/ncu_epilogue$m.txt" "$build/apps/dtsim" run bench/dpsgd32.yaml \
+        --quiet --set nodes=1024 --set model.backend=cuda-resident -o /tmp/ncu_epilogue.h5 \
+        --set stop.steps=3
+    done
   fi
 fi
 # The engine thread's element-wise steps as vector programs (vector_program.hpp) against a

@@ -3,6 +3,7 @@
 // offsets, strides, leading dimensions and transposes given to cuBLAS, and the kernels'
 // math, checked without a GPU.
 #include "cuda/host_mlp_ops.hpp"
+#include "cuda/operand_alignment.hpp"
 #include "mlp_pass_buffers.hpp"
 #include "models/mlp.hpp"
 #include "random_problem.hpp"
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <doctest/doctest.h>
 #include <stdexcept>
 #include <utility>
@@ -36,7 +38,14 @@ Errors worst_relative_error(const std::vector<int>& widths, int nodes, int n, in
   const Mlp model(features, hidden, classes);
   const MlpBatchShape shape = mlp_batch_shape(widths);
   REQUIRE(shape.num_params == model.num_params());
-  const test::RandomProblem p(model, features, classes, examples, nodes, n);
+  test::RandomProblem p(model, features, classes, examples, nodes, n);
+  // Each node's own biases (the model's init leaves them 0), so that a bias read from the
+  // wrong place or stride shows.
+  for (int b = 0; b < nodes; ++b)
+    for (const BatchLayer& L : shape.layers)
+      for (int j = 0; j < L.out; ++j)
+        p.params[b * shape.num_params + L.bias_offset() + static_cast<std::size_t>(j)] =
+            0.2f * std::sin(static_cast<float>(b * 37 + j));
 
   const std::size_t P = shape.num_params;
   const auto N = static_cast<std::size_t>(nodes);
@@ -58,6 +67,28 @@ Errors worst_relative_error(const std::vector<int>& widths, int nodes, int n, in
     ops.gemm(weight_gradient_gemm(shape, buf, static_cast<std::size_t>(l), nodes, n));
   return test::compare_with_cpu(p, model, grads, pass.loss);
 }
+
+// The device's bias epilogue as cuBLASLt defines it (D = act(A B + bias), node b's bias at
+// bias + b * bias_stride, one entry per row of D), written apart from add_bias_element: the
+// pass must hand it the bias and stride that add_bias reads. It takes the products of
+// layers whose output width is odd, or every one (all), and declines the rest, whose bias
+// the pass then adds itself.
+template <bool all> struct HostEpilogueOps : HostMlpOps {
+  bool gemm_with_bias(const StridedGemm& g, const float* bias, long long bias_stride, bool relu) {
+    if (!all && g.m % 2 == 0)
+      return false;
+    gemm(g);
+    for (int b = 0; b < g.count; ++b)
+      for (int col = 0; col < g.n; ++col)
+        for (int row = 0; row < g.m; ++row) {
+          float& d = g.c[b * g.stride_c + row + static_cast<long long>(col) * g.ldc];
+          d += bias[b * bias_stride + row];
+          if (relu && d < 0.0f)
+            d = 0.0f;
+        }
+    return true;
+  }
+};
 
 void check_close(const Errors& e, double grad_tolerance) {
   CHECK(e.grad < grad_tolerance);
@@ -121,6 +152,56 @@ TEST_SUITE("cuda") {
     for (int b = 0; b < kNodes; ++b)
       for (std::size_t e = 0; e < kOut * kN; ++e)
         CHECK(z[b * kOut * kN + e] == 1.0f + params[b * kParams + kBias + e % kOut]);
+  }
+
+  TEST_CASE("CUDA pass on the host executor: the forward products' bias in their epilogue") {
+    // Every layer's bias (and ReLU) in the epilogue, or only some layers' (the others'
+    // declined, as the device's library may decline a shape): the CPU model's gradients.
+    check_close(worst_relative_error<HostEpilogueOps<true>>({12, 5}, 4, 8, 100), 1e-5);
+    check_close(worst_relative_error<HostEpilogueOps<true>>({12, 9, 7, 5}, 5, 8, 100), 1e-5);
+    check_close(worst_relative_error<HostEpilogueOps<false>>({12, 9, 8, 5}, 5, 8, 100), 1e-5);
+    check_close(worst_relative_error<HostEpilogueOps<true>>({12, 9, 7, 5}, 5, 8, 100, 2), 1e-5);
+    // A wrong bias stride (every node reading node 0's bias) is caught.
+    struct FirstNodesBias : HostEpilogueOps<true> {
+      bool gemm_with_bias(const StridedGemm& g, const float* bias, long long, bool relu) {
+        return HostEpilogueOps<true>::gemm_with_bias(g, bias, 0, relu);
+      }
+    };
+    CHECK(worst_relative_error<FirstNodesBias>({12, 9, 7, 5}, 5, 8, 100).loss > 1e-3);
+  }
+
+  TEST_CASE("CUDA pass on the host executor: the ReLU mask and the bias gradient in one pass "
+            "give the bits of the two apart") {
+    // Deltas and activations with zeros, negatives and a NaN where the mask must act, two
+    // nodes of a 7 x 5 layer.
+    constexpr int kOut = 7, kN = 5, kNodes = 2;
+    constexpr std::size_t kParams = 50, kBias = 40, kSize = kNodes * kOut * kN;
+    std::vector<float> a(kSize), apart(kSize);
+    for (std::size_t e = 0; e < kSize; ++e) {
+      a[e] = e % 3 == 0 ? 0.0f : std::sin(static_cast<float>(e)) * 2.0f;
+      apart[e] = std::cos(static_cast<float>(e) * 1.7f) / 3.0f;
+    }
+    a[11] = std::nanf("");
+    std::vector<float> together = apart, grads_apart(kNodes * kParams, -1.0f),
+                       grads_together = grads_apart;
+    HostMlpOps::relu_backward(a.data(), apart.data(), kSize);
+    HostMlpOps::bias_gradient(apart.data(), kOut, kN, grads_apart.data(), kParams, kBias, kNodes);
+    HostMlpOps::relu_backward_bias(a.data(), together.data(), kOut, kN, grads_together.data(),
+                                   kParams, kBias, kNodes);
+    CHECK(std::memcmp(apart.data(), together.data(), kSize * sizeof(float)) == 0);
+    CHECK(std::memcmp(grads_apart.data(), grads_together.data(),
+                      grads_apart.size() * sizeof(float)) == 0);
+    CHECK(together[11] == 0.0f); // a NaN activation masks its delta, as relu_backward does
+  }
+
+  TEST_CASE("CUDA pass: the alignment every node's operand of a strided batch has") {
+    alignas(64) static float rows[64];
+    CHECK(weakest_alignment(rows, 4) == 16);     // capped at 16 bytes
+    CHECK(weakest_alignment(rows, 2) == 8);      // node 1 at 8 bytes
+    CHECK(weakest_alignment(rows, 235146) == 8); // the quickstart MLP's P floats: 8 bytes
+    CHECK(weakest_alignment(rows, 235147) == 4); // an odd P: 4
+    CHECK(weakest_alignment(rows + 1, 4) == 4);  // the first node's own
+    CHECK(weakest_alignment(rows + 2, 0) == 8);  // one node, or a shared operand
   }
 
   TEST_CASE("CUDA pass on the host executor: a wrong stride or transpose is caught") {
