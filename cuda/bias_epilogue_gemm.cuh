@@ -147,20 +147,26 @@ private:
     const std::uint32_t align_a = static_cast<std::uint32_t>(key[12]),
                         align_b = static_cast<std::uint32_t>(key[13]),
                         align_c = static_cast<std::uint32_t>(key[14]);
-    cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                         &workspace, sizeof(workspace));
-    cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-                                         &align_a, sizeof(align_a));
-    cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                                         &align_b, sizeof(align_b));
-    cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                                         &align_c, sizeof(align_c));
-    cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
-                                         &align_c, sizeof(align_c));
+    // Every preference must hold (a kernel that assumes a stronger alignment than some
+    // node's operand has would read it wrongly): a preference not set is no plan.
+    const bool set =
+        cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                             &workspace,
+                                             sizeof(workspace)) == CUBLAS_STATUS_SUCCESS &&
+        cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+                                             &align_a, sizeof(align_a)) == CUBLAS_STATUS_SUCCESS &&
+        cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                                             &align_b, sizeof(align_b)) == CUBLAS_STATUS_SUCCESS &&
+        cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+                                             &align_c, sizeof(align_c)) == CUBLAS_STATUS_SUCCESS &&
+        cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
+                                             &align_c, sizeof(align_c)) == CUBLAS_STATUS_SUCCESS;
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
-    const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(
-        handle_, plan.op, plan.a, plan.b, plan.c, plan.c, preference, 1, &result, &found);
+    const cublasStatus_t s =
+        set ? cublasLtMatmulAlgoGetHeuristic(handle_, plan.op, plan.a, plan.b, plan.c, plan.c,
+                                             preference, 1, &result, &found)
+            : CUBLAS_STATUS_NOT_SUPPORTED;
     cublasLtMatmulPreferenceDestroy(preference);
     plan.usable = s == CUBLAS_STATUS_SUCCESS && found > 0 && result.state == CUBLAS_STATUS_SUCCESS;
     if (plan.usable)

@@ -283,6 +283,19 @@ inline StridedGemm weight_gradient_gemm(const MlpBatchShape& shape, const MlpBat
                      count};
 }
 
+// Layer L's forward product g into its activations, then its bias and, on hidden layers
+// (relu), the ReLU: in the product's epilogue where Ops has gemm_with_bias and it takes this
+// product (the device's cuBLASLt, bias_epilogue_gemm.cuh), else as two steps.
+template <class Ops>
+void forward_layer(Ops& ops, const StridedGemm& g, const BatchLayer& L, const float* params,
+                   std::size_t num_params, bool relu, int count) {
+  if constexpr (requires { ops.gemm_with_bias(g, params, 0LL, relu); })
+    if (ops.gemm_with_bias(g, params + L.bias_offset(), static_cast<long long>(num_params), relu))
+      return;
+  ops.gemm(g);
+  ops.add_bias(g.c, L.out, g.n, params, num_params, L.bias_offset(), relu, count);
+}
+
 // Ops provides gemm(StridedGemm) and, each over `count` nodes: gather(buffers, features, n,
 // count), add_bias(z, out, n, params, num_params, bias_offset, relu, count),
 // softmax_xent(logits, classes, n, buffers, dlogits, count), mean_loss(buffers, n, count),
@@ -299,18 +312,6 @@ inline StridedGemm weight_gradient_gemm(const MlpBatchShape& shape, const MlpBat
 // the minibatch read by index), and with the first layer deferred as well nothing reads the
 // minibatch here: it is not gathered into buf.x (the fused step reads it by index).
 constexpr int kDeferrableLayers = 2;
-// Layer L's forward product g into its activations, then its bias and, on hidden layers
-// (relu), the ReLU: in the product's epilogue where Ops has gemm_with_bias and it takes this
-// product (the device's cuBLASLt, bias_epilogue_gemm.cuh), else as two steps.
-template <class Ops>
-void forward_layer(Ops& ops, const StridedGemm& g, const BatchLayer& L, const float* params,
-                   std::size_t num_params, bool relu, int count) {
-  if constexpr (requires { ops.gemm_with_bias(g, params, 0LL, relu); })
-    if (ops.gemm_with_bias(g, params + L.bias_offset(), static_cast<long long>(num_params), relu))
-      return;
-  ops.gemm(g);
-  ops.add_bias(g.c, L.out, g.n, params, num_params, L.bias_offset(), relu, count);
-}
 inline int deferrable_layers(const MlpBatchShape& shape) {
   const auto layers = static_cast<int>(shape.layers.size());
   return layers < kDeferrableLayers ? layers : kDeferrableLayers;

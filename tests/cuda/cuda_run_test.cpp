@@ -133,8 +133,8 @@ TEST_SUITE("cuda") {
     }
   }
 
-  TEST_CASE("CUDA: backend cuda whose vectors do not fit the device keeps them on the host, "
-            "and is refused where the host cannot hold them either") {
+  TEST_CASE("CUDA: backend cuda whose vectors fit neither the device nor the host is refused "
+            "by the host's check, which names the fallback") {
     if (!have_device())
       return;
     // 150 nodes of a 74 M-parameter MLP: about 220 GB of resident vectors (more than any
