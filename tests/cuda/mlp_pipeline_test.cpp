@@ -173,25 +173,30 @@ TEST_SUITE("cuda") {
   TEST_CASE("CUDA pass on the host executor: the ReLU mask and the bias gradient in one pass "
             "give the bits of the two apart") {
     // Deltas and activations with zeros, negatives and a NaN where the mask must act, two
-    // nodes of a 7 x 5 layer.
-    constexpr int kOut = 7, kN = 5, kNodes = 2;
-    constexpr std::size_t kParams = 50, kBias = 40, kSize = kNodes * kOut * kN;
-    std::vector<float> a(kSize), apart(kSize);
-    for (std::size_t e = 0; e < kSize; ++e) {
-      a[e] = e % 3 == 0 ? 0.0f : std::sin(static_cast<float>(e)) * 2.0f;
-      apart[e] = std::cos(static_cast<float>(e) * 1.7f) / 3.0f;
+    // nodes of a 7-row layer, over fewer examples than the loads ahead (3), a whole number
+    // of them (8) and a remainder (5).
+    for (const int n : {3, 5, 8}) {
+      CAPTURE(n);
+      constexpr int kOut = 7, kNodes = 2;
+      constexpr std::size_t kParams = 50, kBias = 40;
+      const std::size_t size = static_cast<std::size_t>(kNodes) * kOut * n;
+      std::vector<float> a(size), apart(size);
+      for (std::size_t e = 0; e < size; ++e) {
+        a[e] = e % 3 == 0 ? 0.0f : std::sin(static_cast<float>(e)) * 2.0f;
+        apart[e] = std::cos(static_cast<float>(e) * 1.7f) / 3.0f;
+      }
+      a[11] = std::nanf("");
+      std::vector<float> together = apart, grads_apart(kNodes * kParams, -1.0f),
+                         grads_together = grads_apart;
+      HostMlpOps::relu_backward(a.data(), apart.data(), size);
+      HostMlpOps::bias_gradient(apart.data(), kOut, n, grads_apart.data(), kParams, kBias, kNodes);
+      HostMlpOps::relu_backward_bias(a.data(), together.data(), kOut, n, grads_together.data(),
+                                     kParams, kBias, kNodes);
+      CHECK(std::memcmp(apart.data(), together.data(), size * sizeof(float)) == 0);
+      CHECK(std::memcmp(grads_apart.data(), grads_together.data(),
+                        grads_apart.size() * sizeof(float)) == 0);
+      CHECK(together[11] == 0.0f); // a NaN activation masks its delta, as relu_backward does
     }
-    a[11] = std::nanf("");
-    std::vector<float> together = apart, grads_apart(kNodes * kParams, -1.0f),
-                       grads_together = grads_apart;
-    HostMlpOps::relu_backward(a.data(), apart.data(), kSize);
-    HostMlpOps::bias_gradient(apart.data(), kOut, kN, grads_apart.data(), kParams, kBias, kNodes);
-    HostMlpOps::relu_backward_bias(a.data(), together.data(), kOut, kN, grads_together.data(),
-                                   kParams, kBias, kNodes);
-    CHECK(std::memcmp(apart.data(), together.data(), kSize * sizeof(float)) == 0);
-    CHECK(std::memcmp(grads_apart.data(), grads_together.data(),
-                      grads_apart.size() * sizeof(float)) == 0);
-    CHECK(together[11] == 0.0f); // a NaN activation masks its delta, as relu_backward does
   }
 
   TEST_CASE("CUDA pass: the alignment every node's operand of a strided batch has") {
