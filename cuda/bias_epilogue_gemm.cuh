@@ -13,14 +13,16 @@
 #include "cuda/operand_alignment.hpp"
 
 #include <array>
+#include <compare>
 #include <cstdint>
 #include <cublasLt.h>
 #include <map>
-#include <mutex>
 
 namespace dtsim::cuda {
 namespace {
 
+// One per MLP network, used where its batch runner queues the pass: on the runner's one
+// thread, as the runner's stream is (the plans' bias pointer is set per call).
 class BiasEpilogueGemms {
 public:
   BiasEpilogueGemms() {
@@ -43,23 +45,12 @@ public:
     if (g.trans_a || g.trans_b || g.stride_a <= 0 || g.stride_b <= 0 || g.stride_c <= 0)
       return false; // the forward products only, each node's operands its own
     // The weakest alignment any node's operand has: what the library's kernel must accept.
-    const Key key{g.m,
-                  g.n,
-                  g.k,
-                  g.lda,
-                  g.ldb,
-                  g.ldc,
-                  g.stride_a,
-                  g.stride_b,
-                  g.stride_c,
-                  g.count,
-                  bias_stride,
-                  relu ? 1 : 0,
-                  alignment(g.a, g.stride_a),
-                  alignment(g.b, g.stride_b),
-                  alignment(g.c, g.stride_c),
-                  alignment(bias, bias_stride)};
-    const std::lock_guard lock(mutex_);
+    const Key key{{g.m, g.n, g.k, g.lda, g.ldb, g.ldc, g.stride_a, g.stride_b, g.stride_c, g.count,
+                   bias_stride, relu ? 1 : 0},
+                  weakest_alignment(g.a, g.stride_a),
+                  weakest_alignment(g.b, g.stride_b),
+                  weakest_alignment(g.c, g.stride_c),
+                  weakest_alignment(bias, bias_stride)};
     auto found = plans_.find(key);
     if (found == plans_.end()) { // made in place: a throw leaves it to the destructor
       found = plans_.emplace(key, Plan{}).first;
@@ -80,12 +71,13 @@ public:
 
 private:
   static constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;
-  // m, n, k, lda, ldb, ldc, the three strides, count, the bias stride, relu, and the
-  // weakest alignments of A, B, C and the bias.
-  using Key = std::array<long long, 16>;
-  static long long alignment(const float* p, long long stride_floats) {
-    return static_cast<long long>(weakest_alignment(p, stride_floats));
-  }
+  // A product's shape and the weakest alignments of its operands: one plan each.
+  struct Key {
+    // m, n, k, lda, ldb, ldc, the three strides, count, the bias stride, relu.
+    std::array<long long, 12> shape;
+    std::size_t align_a, align_b, align_c, align_bias;
+    auto operator<=>(const Key&) const = default;
+  };
 
   struct Plan {
     bool usable = false;
@@ -123,7 +115,8 @@ private:
                  long long bias_stride) {
     check(cublasLtMatmulDescCreate(&plan.op, CUBLAS_COMPUTE_32F, CUDA_R_32F),
           "cublasLtMatmulDescCreate");
-    const std::uint32_t epilogue = key[11] ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+    const bool relu = key.shape[11] != 0;
+    const std::uint32_t epilogue = relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
     const std::int64_t stride = bias_stride;
     check(cublasLtMatmulDescSetAttribute(plan.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
                                          sizeof(epilogue)),
@@ -133,7 +126,8 @@ private:
           "cublasLtMatmulDescSetAttribute (bias stride)");
     // The heuristic reads the bias pointer's alignment: the weaker of the first two nodes'
     // (the weakest of all, as weakest_alignment reasons).
-    const float* weaker = g.count > 1 && alignment(bias, 0) > key[15] ? bias + bias_stride : bias;
+    const float* weaker =
+        g.count > 1 && weakest_alignment(bias, 0) > key.align_bias ? bias + bias_stride : bias;
     check(cublasLtMatmulDescSetAttribute(plan.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &weaker,
                                          sizeof(weaker)),
           "cublasLtMatmulDescSetAttribute (bias)");
@@ -144,9 +138,9 @@ private:
     cublasLtMatmulPreference_t preference = nullptr;
     check(cublasLtMatmulPreferenceCreate(&preference), "cublasLtMatmulPreferenceCreate");
     const std::uint64_t workspace = kWorkspaceBytes;
-    const std::uint32_t align_a = static_cast<std::uint32_t>(key[12]),
-                        align_b = static_cast<std::uint32_t>(key[13]),
-                        align_c = static_cast<std::uint32_t>(key[14]);
+    const auto align_a = static_cast<std::uint32_t>(key.align_a),
+               align_b = static_cast<std::uint32_t>(key.align_b),
+               align_c = static_cast<std::uint32_t>(key.align_c);
     // Every preference must hold (a kernel that assumes a stronger alignment than some
     // node's operand has would read it wrongly): a preference not set is no plan.
     const bool set =
@@ -175,7 +169,6 @@ private:
 
   cublasLtHandle_t handle_ = nullptr;
   DeviceArray<unsigned char> workspace_;
-  std::mutex mutex_;
   std::map<Key, Plan> plans_;
 };
 
