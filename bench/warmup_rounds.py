@@ -68,6 +68,9 @@ def main(argv):
             else:
                 line += f" {'-':>7} {'-':>6}"
         print(line)
+    rounds = steps[-1] / nodes
+    print(f"whole run: {rounds:.0f} rounds in {wall_seconds:.3f} s, "
+          f"{1e3 * wall_seconds / rounds:.3f} ms/round, {steps[-1] / wall_seconds:.0f} node-steps/s")
 
 
 if __name__ == "__main__":

@@ -45,7 +45,8 @@
 # with the forward products' bias in a kernel of its own and in their cuBLASLt epilogue
 # (DTSIM_CUDA_GEMM_EPILOGUE=0 / 1) in turn, three times (--pair epilogue0,epilogue1), then
 # 3 rounds' kernels of each under Nsight Compute; 'warmup' the goal row's round time over
-# its course beside the GPU's clocks (bench/warmup_rounds.py).
+# its course beside the GPU's clocks (bench/warmup_rounds.py), with lazy and with eager
+# module loading.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=$PWD/.device
@@ -290,21 +291,29 @@ fi
 # The goal row's 1,562 rounds with an evaluation every 2 simulated seconds (about 40
 # rounds), the GPU's SM clock and power sampled every 100 ms beside it: whether a run's
 # first rounds are slower, and whether the clocks were still rising then
-# (bench/warmup_rounds.py OUT/warmup.h5 OUT/warmup_clocks.csv $(cat OUT/warmup_end.txt)).
+# (bench/warmup_rounds.py OUT/warmup-MODE.h5 OUT/warmup-MODE_clocks.csv
+# $(cat OUT/warmup-MODE_end.txt)). Twice: with the CUDA runtime's default lazy module loading
+# (a kernel's module loads at its first launch, inside the run, where the device's phase
+# timers count the wait) and with CUDA_MODULE_LOADING=EAGER (every module at the context's
+# creation, before the run): a slow first stretch in the first run alone is the first
+# launches' loading, slow first stretches in both with the clocks rising are the GPU's
+# clocks.
 if want warmup; then
-  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw --format=csv,noheader,nounits \
-    -lms 100 > "${OUT:-/tmp}/warmup_clocks.csv" 2>&1 &
-  smi=$!
-  sleep 1 # the idle clocks before the run
-  step 60 "goal row, 1.6 M steps, an evaluation every 2 simulated s, the clocks sampled" \
-    "$build/apps/dtsim" run bench/dpsgd32.yaml --quiet --set nodes=1024 \
-    --set model.backend=cuda-resident --set stop.steps=1562 --set eval.every_s=2 \
-    -o "${OUT:-/tmp}/warmup.h5"
-  date +%s.%N > "${OUT:-/tmp}/warmup_end.txt"
-  sleep 1
-  kill "$smi"
-  "$PYTHON" bench/warmup_rounds.py "${OUT:-/tmp}/warmup.h5" "${OUT:-/tmp}/warmup_clocks.csv" \
-    "$(cat "${OUT:-/tmp}/warmup_end.txt")"
+  for mode in LAZY EAGER; do
+    o="${OUT:-/tmp}/warmup-$mode"
+    nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw --format=csv,noheader,nounits \
+      -lms 100 > "${o}_clocks.csv" 2>&1 &
+    smi=$!
+    sleep 1 # the idle clocks before the run
+    step 60 "goal row, 1.6 M steps, an evaluation every 2 simulated s, CUDA_MODULE_LOADING=$mode" \
+      env CUDA_MODULE_LOADING=$mode "$build/apps/dtsim" run bench/dpsgd32.yaml --quiet \
+      --set nodes=1024 --set model.backend=cuda-resident --set stop.steps=1562 \
+      --set eval.every_s=2 -o "$o.h5"
+    date +%s.%N > "${o}_end.txt"
+    sleep 1
+    kill "$smi"
+    "$PYTHON" bench/warmup_rounds.py "$o.h5" "${o}_clocks.csv" "$(cat "${o}_end.txt")"
+  done
 fi
 # The engine thread's element-wise steps as vector programs (vector_program.hpp) against a
 # kernel each (DTSIM_CUDA_VECTOR_PROGRAMS=0 / 1), in the same binary, A B, B A, A B: SwarmSGD
