@@ -132,7 +132,7 @@ struct CopyOrZero {
 // layer, stay the same from pass to pass, and its source index moves by a fixed step. Worked
 // out once, not per float (nvcc's code for the per-float index arithmetic had been about ten
 // instructions a float, in a kernel whose instruction issue is as near its limit as its
-// memory traffic: docs/cuda.md, sixth lease).
+// memory traffic: docs/cuda-measurements.md, sixth lease).
 constexpr int kFusedRowsPerPass = kFusedThreads / kFusedTile;
 static_assert(kFusedThreads % kFusedTile == 0, "a thread keeps its column from pass to pass");
 
@@ -168,7 +168,7 @@ DTSIM_HD inline void fused_load(const FusedLayerPlan& f, int p, int o0, int i0, 
 // (16-byte aligned: the kernels' s_x is, and each thread's inputs start at a multiple of 8
 // floats). On the device by 16-byte loads: nvcc loaded them one float at a time, 8 of the
 // 10 shared loads per example and thread, in a kernel whose instruction issue is as near its
-// limit as its memory traffic (docs/cuda.md, sixth lease). The same floats either way.
+// limit as its memory traffic (docs/cuda-measurements.md, sixth lease). The same floats either way.
 DTSIM_HD inline void fused_inputs(const float* from, float (&x)[kFusedInPerThread]) {
   static_assert(kFusedInPerThread % 4 == 0, "16-byte loads of a thread's inputs");
 #ifdef __CUDA_ARCH__

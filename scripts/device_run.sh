@@ -405,7 +405,7 @@ if want eval; then
   # (uploaded) since: backend cuda-batched, which a binary from before it was named calls cuda
   # (host_backend below).
   hosted_eval=("${lenet_eval[@]}")
-  # ResNet-20 four times each (docs/cuda.md's fifth-lease figures: mean ± sample std of 4).
+  # ResNet-20 four times each (docs/cuda-measurements.md's fifth-lease figures: mean ± sample std of 4).
   for run in "lenet $baseline" "lenet $build" "lenet $baseline" "lenet $build" \
     "resnet $baseline" "resnet $build" "resnet $baseline" "resnet $build" \
     "resnet $baseline" "resnet $build" "resnet $baseline" "resnet $build" \

@@ -83,7 +83,7 @@ public:
   // computed by the backend, true when done; false where it does not (the engine then
   // evaluates them on the host). On a device this spares the host's CPU model the test
   // examples: ResNet-20's averaged model on the 10,000 test images took about 1.3 s on an
-  // H100 machine's 16-core host (docs/cuda.md, fifth lease).
+  // H100 machine's 16-core host (docs/cuda-measurements.md, fifth lease).
   virtual bool evaluate_models(std::span<const std::span<const float>> /*models*/,
                                std::span<const float> /*features*/,
                                std::span<const std::int32_t> /*labels*/,
