@@ -305,6 +305,8 @@ if want warmup; then
       -lms 100 > "${o}_clocks.csv" 2>&1 &
     smi=$!
     sleep 1 # the idle clocks before the run
+    date +%s.%N > "${o}_start.txt" # the process's whole time too: eager loading moves the
+    # loading before the run's clock, into the process's start-up
     step 60 "goal row, 1.6 M steps, an evaluation every 2 simulated s, CUDA_MODULE_LOADING=$mode" \
       env CUDA_MODULE_LOADING=$mode "$build/apps/dtsim" run bench/dpsgd32.yaml --quiet \
       --set nodes=1024 --set model.backend=cuda-resident --set stop.steps=1562 \
@@ -313,6 +315,9 @@ if want warmup; then
     sleep 1
     kill "$smi"
     "$PYTHON" bench/warmup_rounds.py "$o.h5" "${o}_clocks.csv" "$(cat "${o}_end.txt")"
+    echo "CUDA_MODULE_LOADING=$mode: the process took" \
+      "$("$PYTHON" -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.3f}')" \
+      "$(cat "${o}_start.txt")" "$(cat "${o}_end.txt")") s"
   done
 fi
 # The engine thread's element-wise steps as vector programs (vector_program.hpp) against a
