@@ -6,7 +6,7 @@ spaces to hyphens, a repeated heading's anchor suffixed -1, -2, ...). Links insi
 code blocks and web addresses are not checked.
 
     link_check.py ROOT           check ROOT's README.md and docs/*.md; one line per problem
-    link_check.py --self-test    the check finds a missing file and a missing anchor
+    link_check.py --self-test    the check finds a missing file and missing anchors
 """
 import os
 import re
@@ -34,17 +34,21 @@ def anchor(heading):
     return text.replace(" ", "-")
 
 
-def anchors(path, cache={}):
-    if path not in cache:
+HEADING = re.compile(r"#{1,6}\s+(.*)")
+_anchors = {}  # a file's anchors, read once however many links name it
+
+
+def anchors(path):
+    if path not in _anchors:
         seen, names = {}, set()
         for line in without_fences(open(path, encoding="utf-8").read()):
-            if line.startswith("#"):
-                base = anchor(line.lstrip("#"))
+            if heading := HEADING.fullmatch(line):
+                base = anchor(heading.group(1))
                 count = seen.get(base, 0)
                 seen[base] = count + 1
                 names.add(base if count == 0 else f"{base}-{count}")
-        cache[path] = names
-    return cache[path]
+        _anchors[path] = names
+    return _anchors[path]
 
 
 def problems(root):
@@ -59,7 +63,8 @@ def problems(root):
                 if re.match(r"[a-z]+:", target):
                     continue  # https:, mailto:
                 name, _, fragment = target.partition("#")
-                resolved = os.path.normpath(os.path.join(os.path.dirname(path), name)) if name else path
+                resolved = (os.path.normpath(os.path.join(os.path.dirname(path), name))
+                            if name else path)
                 where = f"{os.path.relpath(path, root)}:{number}"
                 if not os.path.exists(resolved):
                     found.append(f"{where}: {target}: no such file")
@@ -73,16 +78,17 @@ def self_test():
         os.mkdir(os.path.join(root, "docs"))
         with open(os.path.join(root, "README.md"), "w") as f:
             f.write("[ok](docs/a.md#a-heading-with-code) [ok](docs/a.md#twice-1)\n"
-                    "[missing](docs/b.md) [anchor](docs/a.md#nothing)\n"
+                    "[missing](docs/b.md) [anchor](docs/a.md#nothing) [no](docs/a.md#not-a-heading)\n"
                     "```\n[fenced](docs/none.md)\n```\n[web](https://example.org/x)\n")
         with open(os.path.join(root, "docs", "a.md"), "w") as f:
-            f.write("# A heading, with `code`\n## Twice\n## Twice\n")
+            f.write("# A heading, with `code`\n## Twice\n## Twice\n#not-a-heading\n")
         found = problems(root)
         expected = ["README.md:2: docs/b.md: no such file",
-                    "README.md:2: docs/a.md#nothing: no heading with that anchor"]
+                    "README.md:2: docs/a.md#nothing: no heading with that anchor",
+                    "README.md:2: docs/a.md#not-a-heading: no heading with that anchor"]
         if found != expected:
             sys.exit(f"self-test: expected {expected}, found {found}")
-    print("self-test: a missing file and a missing anchor found, nothing else")
+    print("self-test: a missing file and two missing anchors found, nothing else")
 
 
 def main(argv):
