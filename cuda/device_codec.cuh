@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // A resident SwarmSGD's compressor steps on the device (ResidentVectors::encode, decode,
 // own_view for ResidentCodec: float32, float16, the lattice quantizer or another compressor's
-// device form), one kernel each on the batches' stream, in call order; the encodings'
-// figures and the decoding failures stay on the device per node until the method takes them.
+// device form), on the batches' stream in call order: steps of the store's vector programs
+// (vector_program.hpp), or for another compressor's device form a kernel of its own; the
+// encodings' figures and the decoding failures stay on the device per node until the method
+// takes them.
 #pragma once
 
 #include "cuda/device_compression.cuh"
@@ -15,53 +17,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <span>
+#include <stdexcept>
 #include <vector>
 
 namespace dtsim::cuda {
 namespace {
-
-// Blocks and threads of the encoding's kernel: a grid-wide stride over the vector, each
-// block's sums of x^2 and (Q(x) - x)^2 a tree in a fixed order, the blocks' in block order.
-constexpr int kCodecThreads = 256;
-constexpr int kCodecBlocks = 132;
-
-__global__ void codec_encode_kernel(const float* x, float* wire, std::size_t P, LatticeCodec c,
-                                    ResidentCodec::Kind kind, std::uint64_t seed,
-                                    std::uint64_t count, float* partials) {
-  __shared__ float norms[kCodecThreads], errors[kCodecThreads];
-  const int t = static_cast<int>(threadIdx.x);
-  float norm = 0, error = 0;
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kCodecThreads;
-  for (std::size_t e = blockIdx.x * static_cast<std::size_t>(kCodecThreads) + t; e < P;
-       e += stride) {
-    const float v = x[e];
-    norm += v * v;
-    if (kind != ResidentCodec::Kind::lattice) { // the wire is the value (decoded)
-      const float w = kind == ResidentCodec::Kind::half ? round_to_half(v) : v;
-      wire[e] = w;
-      error += (w - v) * (w - v);
-      continue;
-    }
-    const float k = lattice_index(c, v, c.stochastic ? counter_uniform(seed, count, e) : 0.0f);
-    wire[e] = k;
-    const float d = k * c.side - v;
-    error += d * d;
-  }
-  norms[t] = norm;
-  errors[t] = error;
-  __syncthreads();
-  for (int width = kCodecThreads / 2; width > 0; width /= 2) {
-    if (t < width) {
-      norms[t] += norms[t + width];
-      errors[t] += errors[t + width];
-    }
-    __syncthreads();
-  }
-  if (t == 0) {
-    partials[2 * blockIdx.x] = errors[0];
-    partials[2 * blockIdx.x + 1] = norms[0];
-  }
-}
 
 // One encoding's figures (its EncodeStats: ||Q(x) - x||^2 and ||x||^2) added to its node's
 // running sums (4 per node: error, count, relative error, its count), as
@@ -263,40 +223,78 @@ public:
     figures_.resize(2 * slots_, "cudaMalloc (resident encoding figures)");
   }
 
-  // wire = C(x); its figures into the node's sums. The lattice's stochastic rounding draws
-  // from the node's counter-based stream (seeds sent up at the first encoding).
+  // Whether encodings are steps of the store's programs (encode_steps): every form without
+  // a whole-vector sum (float32, float16, the lattice); another compressor's runs as a
+  // kernel of its own (encode).
+  bool encodes_in_programs() const { return !compress_; }
+  // Whether the encodings' figure slots are all taken: the store then launches its program
+  // (the encodings queued in it write their slots) and flush_figures empties them.
+  bool figures_full() const { return pairs_ > 0 && pending_.count == static_cast<int>(slots_); }
+
+  // The steps of wire = C(x) as the store queues them (encodes_in_programs; a slot free): the
+  // encoding, its figures a pair per program block in the next slot, in ErrorFeedback's
+  // order where it has one: v = x + e, wire = C(v), e = v - the sender's own view of the wire.
+  struct EncodeSteps {
+    int count = 0;
+    ProgramStep steps[5];
+  };
+  EncodeSteps encode_steps(int node, const float* x, float* wire) {
+    using Op = ResidentVectors::VectorOp;
+    if (!encodes_in_programs() || figures_full())
+      throw std::logic_error("resident encoding as a program step: not its form, or no slot");
+    EncodeSteps out;
+    const auto push = [&out](const ProgramStep& k) { out.steps[out.count++] = k; };
+    float* e = codec_.error_feedback ? errors_.data + static_cast<std::size_t>(node) * P_ : nullptr;
+    float* v = codec_.error_feedback ? input_.data : nullptr;
+    if (e != nullptr) {
+      push(ProgramStep::vector_step(Op::copy, v, x, nullptr, 0, 0, 0));
+      push(ProgramStep::vector_step(Op::add, v, e, nullptr, 0, 0, 0));
+      x = v;
+    }
+    const std::uint64_t seed = lattice_ && codec_.stochastic ? node_seed(node) : 0;
+    const std::uint64_t count = encodings_[static_cast<std::size_t>(node)]++;
+    float* partials = nullptr; // none for an empty vector: no block runs
+    if (pairs_ > 0) {
+      partials = partials_.data + 2 * pairs_ * static_cast<std::size_t>(pending_.count);
+      pending_.node[pending_.count++] = node;
+    }
+    push(ProgramStep::encode_step(codec_.kind, c_, x, wire, seed, count, partials));
+    if (e != nullptr) { // e = v - side wire (float32, float16: side 1)
+      push(ProgramStep::vector_step(Op::copy, e, v, nullptr, 0, 0, 0));
+      push(ProgramStep::vector_step(Op::subtract_scaled, e, wire, nullptr,
+                                    lattice_ ? c_.side : 1.0f, 0, 0));
+    }
+    return out;
+  }
+
+  // wire = C(x) for another compressor's device form (not encodes_in_programs), a kernel of
+  // its own; its figures into the node's sums.
   void encode(int node, const float* x, float* wire) {
+    if (encodes_in_programs())
+      throw std::logic_error("resident encoding: its form's are program steps (encode_steps)");
     if (!codec_.error_feedback) {
       encode_plain(node, x, wire);
       return;
     }
-    // ErrorFeedback::encode: v = x + e, wire = C(v), e = v - the sender's own view of the wire
-    // (the wire itself where it holds the decoded values, the lattice's values of its indices).
+    // ErrorFeedback::encode: v = x + e, wire = C(v), e = v - the wire (a device form's wire
+    // holds the decoded values).
     float* e = errors_.data + static_cast<std::size_t>(node) * P_;
     float* v = input_.data;
     each_element(stream_, 1, P_, [=] __device__(int, std::size_t k) { v[k] = x[k] + e[k]; });
     check(cudaGetLastError(), "kernel launch (resident error feedback)");
     encode_plain(node, v, wire);
-    const float side = lattice_ ? c_.side : 1.0f;
-    each_element(stream_, 1, P_,
-                 [=] __device__(int, std::size_t k) { e[k] = v[k] - wire[k] * side; });
+    each_element(stream_, 1, P_, [=] __device__(int, std::size_t k) { e[k] = v[k] - wire[k]; });
     check(cudaGetLastError(), "kernel launch (resident error feedback)");
   }
-  // wire = C(x), without error feedback.
+  // wire = C(x) by a device form, without error feedback.
   void encode_plain(int node, const float* x, float* wire) {
     using Form = ResidentCompression::Kind;
     const Form form = codec_.compression.kind;
-    const bool draws = (lattice_ && codec_.stochastic) ||
-                       (compress_ && (form == Form::qsgd || form == Form::random_k));
-    std::uint64_t seed = 0;
-    if (draws) {
-      if (seeds_host_.empty()) // read once: the method draws them before its first step
-        seeds_host_.assign(codec_.seeds, codec_.seeds + nodes_);
-      seed = seeds_host_[static_cast<std::size_t>(node)];
-    }
+    const std::uint64_t seed = form == Form::qsgd || form == Form::random_k ? node_seed(node) : 0;
     const std::uint64_t count = encodings_[static_cast<std::size_t>(node)]++;
     // The kernel's (error^2, norm) pairs wait in the next slot of partials; their figures
-    // join the node's sums when the slots are full or the sums are read (flush_figures).
+    // join the node's sums when the slots are full or the sums are read (flush_figures; the
+    // store has launched its program first).
     float* partials = nullptr;
     if (pairs_ > 0) {
       if (pending_.count == static_cast<int>(slots_))
@@ -309,13 +307,10 @@ public:
     } else if (compress_ && buckets() > 0) {
       codec_qsgd_bucket_kernel<<<static_cast<unsigned>(pairs_), kCodecBucketThreads, 0, stream_>>>(
           x, wire, P_, codec_.compression, seed, count, partials);
-    } else if (compress_) { // its figures added by the kernel itself
+    } else { // its figures added by the kernel itself
       codec_compress_kernel<<<1, kCodecWholeThreads, 0, stream_>>>(
           x, wire, P_, codec_.compression, seed, count,
           sums_.data + 4 * static_cast<std::size_t>(node));
-    } else {
-      codec_encode_kernel<<<kCodecBlocks, kCodecThreads, 0, stream_>>>(x, wire, P_, c_, codec_.kind,
-                                                                       seed, count, partials);
     }
     check(cudaGetLastError(), "kernel launch (resident encoding)");
     if (pairs_ > 0) // pending once its pairs are on their way: a failed launch leaves none
@@ -350,21 +345,9 @@ public:
       per_node[i] += static_cast<std::int64_t>(counts[i]);
   }
 
-private:
-  static constexpr std::size_t kPartialsFloats = std::size_t{1} << 22;
-
-  // The (error^2, norm) pairs an encoding's kernel leaves: per block of the lattice's (or a
-  // cast's) kernel, per block of small QSGD buckets, per QSGD bucket; none where the kernel
-  // adds its figures itself (a whole-vector compression).
-  std::size_t figure_pairs() const {
-    if (compress_ && buckets() > 0 && codec_.compression.bucket < kQsgdSmallBucket)
-      return (buckets() + kSmallBucketThreads - 1) / kSmallBucketThreads;
-    if (compress_)
-      return buckets();
-    return kCodecBlocks;
-  }
   // The pending encodings' figures into their nodes' sums, in encoding order: two kernels
-  // for up to kPendingFigures encodings, where each encoding had launched one.
+  // for up to kPendingFigures encodings, where each encoding had launched one. After the
+  // encodings' own kernels: the store launches its program first.
   void flush_figures() {
     if (pending_.count == 0)
       return;
@@ -379,6 +362,25 @@ private:
     check(cudaGetLastError(), "kernel launch (resident encoding figures)");
   }
 
+private:
+  static constexpr std::size_t kPartialsFloats = std::size_t{1} << 22;
+
+  // The (error^2, norm) pairs an encoding leaves: per block of the program that encodes by
+  // the lattice (or a cast), per block of small QSGD buckets, per QSGD bucket; none where the
+  // kernel adds its figures itself (a whole-vector compression).
+  std::size_t figure_pairs() const {
+    if (compress_ && buckets() > 0 && codec_.compression.bucket < kQsgdSmallBucket)
+      return (buckets() + kSmallBucketThreads - 1) / kSmallBucketThreads;
+    if (compress_)
+      return buckets();
+    return program_blocks(P_);
+  }
+  // The node's seed (the method draws them before its first step; read once).
+  std::uint64_t node_seed(int node) {
+    if (seeds_host_.empty())
+      seeds_host_.assign(codec_.seeds, codec_.seeds + nodes_);
+    return seeds_host_[static_cast<std::size_t>(node)];
+  }
   // QSGD by buckets: the buckets of a vector; else 0.
   std::size_t buckets() const {
     const ResidentCompression& f = codec_.compression;

@@ -49,25 +49,53 @@ __global__ void squared_distance_kernel(const float* rows, const float* mean, st
     out[blockIdx.x] = part[0];
 }
 
-// Every step of the program over P floats, a tile of J elements per thread (each_tile's
-// shape). __grid_constant__: the steps are read where the parameters are, not copied per
-// thread.
-template <int J, int N>
-__global__ void vector_program_kernel(const __grid_constant__ BasicVectorProgram<N> program,
-                                      std::size_t P) {
-  const std::size_t e0 = static_cast<std::size_t>(blockIdx.x) * (J * kThreads) + threadIdx.x;
-  if (e0 < P)
-    program_tile<J>(program, P, e0, static_cast<std::size_t>(kThreads));
+// steps[0 .. count) in order over P floats, a tile of kProgramTile elements per thread
+// (each_tile's shape). After an encoding, the block sums its threads' squares by
+// block_pair_tree's levels (in parallel, each level behind a barrier) and leaves the pair in
+// the encoding's slot; every thread reaches every barrier (the steps are the same for the
+// block, and a thread past P has empty tiles).
+static_assert(kThreads == kProgramThreads, "the programs' blocks are the element kernels'");
+__device__ inline void run_program_steps(const ProgramStep* steps, int count, std::size_t P) {
+  __shared__ EncodeSquares part[kProgramThreads];
+  const int t = static_cast<int>(threadIdx.x);
+  const std::size_t e0 =
+      static_cast<std::size_t>(blockIdx.x) * (kProgramTile * kProgramThreads) + threadIdx.x;
+  for (int i = 0; i < count; ++i) {
+    const ProgramStep& k = steps[i];
+    EncodeSquares sq;
+    step_tile<kProgramTile>(k, P, e0, static_cast<std::size_t>(kProgramThreads), sq);
+    if (k.kind != ProgramStep::Kind::encode)
+      continue;
+    part[t] = sq;
+    __syncthreads();
+    for (int width = kProgramThreads / 2; width > 0; width /= 2) {
+      if (t < width) {
+        part[t].norm += part[t + width].norm;
+        part[t].error += part[t + width].error;
+      }
+      __syncthreads();
+    }
+    if (t == 0) {
+      k.partials[2 * blockIdx.x] = part[0].error;
+      k.partials[2 * blockIdx.x + 1] = part[0].norm;
+    }
+    __syncthreads(); // part[0] read before the next encoding writes part
+  }
 }
 
-// A program of one step, with that step's parameters alone, not a whole program's 3 KB: a
+// A program. __grid_constant__: the steps are read where the parameters are, not copied per
+// thread.
+template <int N>
+__global__ void vector_program_kernel(const __grid_constant__ BasicVectorProgram<N> program,
+                                      std::size_t P) {
+  run_program_steps(program.steps, program.count, P);
+}
+
+// A program of one step, with that step's parameters alone, not a whole program's 3.8 KB: a
 // kernel per step (DTSIM_CUDA_VECTOR_PROGRAMS=0) launched as lightly as before programs,
-// and a lone step before an encoding.
-template <int J>
+// and a lone step before an encoding that is not one.
 __global__ void vector_step_kernel(const __grid_constant__ ProgramStep step, std::size_t P) {
-  const std::size_t e0 = static_cast<std::size_t>(blockIdx.x) * (J * kThreads) + threadIdx.x;
-  if (e0 < P)
-    step_tile<J>(step, P, e0, static_cast<std::size_t>(kThreads));
+  run_program_steps(&step, 1, P);
 }
 
 // cp.async of the float at from[at] to shared memory at dst, or of a zero where `valid` is
@@ -208,18 +236,18 @@ public:
       program_.count = 0; // nothing to step: dropped, so that the queue never overflows
     if (program_.empty())
       return;
-    const auto tiles = static_cast<unsigned>((P_ + kTile * kThreads - 1) / (kTile * kThreads));
+    const auto tiles = static_cast<unsigned>(program_blocks(P_)); // an encoding's pairs
     const VectorProgram program = program_;
     program_.count = 0; // dropped if the launch failed: the run stops at the throw below
     bus_.element_wise_steps += program.count;
     ++bus_.element_wise_kernels;
     if (program.count == 1)
-      vector_step_kernel<kTile><<<tiles, kThreads, 0, stream_>>>(program.steps[0], P_);
+      vector_step_kernel<<<tiles, kProgramThreads, 0, stream_>>>(program.steps[0], P_);
     else if (program.count <= kShortProgram)
-      vector_program_kernel<kTile>
-          <<<tiles, kThreads, 0, stream_>>>(first_steps<kShortProgram>(program), P_);
+      vector_program_kernel<<<tiles, kProgramThreads, 0, stream_>>>(
+          first_steps<kShortProgram>(program), P_);
     else
-      vector_program_kernel<kTile><<<tiles, kThreads, 0, stream_>>>(program, P_);
+      vector_program_kernel<<<tiles, kProgramThreads, 0, stream_>>>(program, P_);
     check(cudaGetLastError(), "kernel launch (resident vector steps)");
   }
 
@@ -255,8 +283,19 @@ public:
   void encode(int node, VectorRef x, VectorRef wire) override {
     float* from = address(x);
     float* to = address(wire);
-    flush_program(); // the encoding's kernel (a reduction) runs on its own
-    codec().encode(node, from, to);
+    DeviceCodec& c = codec();
+    if (!c.encodes_in_programs()) {
+      flush_program(); // the encoding's kernel (a whole-vector reduction) runs on its own
+      c.encode(node, from, to);
+      return;
+    }
+    if (c.figures_full()) { // the queued encodings write their slots before they are summed
+      flush_program();
+      c.flush_figures();
+    }
+    const DeviceCodec::EncodeSteps steps = c.encode_steps(node, from, to);
+    for (int i = 0; i < steps.count; ++i)
+      queue(steps.steps[i]);
   }
   void decode(int node, VectorRef wire, VectorRef ref, VectorRef out) override {
     queue(codec().decode_step(node, address(wire), address(ref), address(out)));

@@ -6,7 +6,10 @@
 // computes what the steps would one kernel each, with the same per-element code and so the
 // same bits; the run then costs one launch instead of one per step. (SwarmSGD's interactions
 // had cost a launch per step, about a dozen an interaction, and on an H100 its device waited
-// for the engine thread 36 of every 42 ms.)
+// for the engine thread 36 of every 42 ms; with programs, 17.5 of 23.3, its encodings still a
+// kernel each and a flush of the program before each.) An encoding without a whole-vector
+// sum (float32, float16, the lattice quantizer) is such a step too: its figures are each
+// block's sums of its threads' squares, left in the encoding's slot (encode_step, below).
 #pragma once
 
 #include "cuda/resident_math.hpp"
@@ -23,6 +26,7 @@ struct ProgramStep {
     sum,            // op on a parameter server's double sum: sum_tile (out: dst)
     lattice_decode, // dst = the lattice index a decoded against ref; failures counted
     scale,          // dst = a * s: the lattice's own view of its indices
+    encode,         // dst = the code of a (`codec`'s form); the block's squares to `partials`
   };
   Kind kind = Kind::vector;
   ResidentVectors::VectorOp op = ResidentVectors::VectorOp::copy;
@@ -34,6 +38,12 @@ struct ProgramStep {
   unsigned long long* failures = nullptr; // lattice_decode's count (the node's)
   float s = 0, t = 0, u = 0;
   LatticeCodec lattice = {};
+  // encode's own: the form (none: float32, half, lattice), the node's stream and this
+  // encoding's counter (the lattice's stochastic rounding), and where block k of the kernel
+  // leaves its (error^2, norm^2) pair: partials[2 k], partials[2 k + 1].
+  ResidentCodec::Kind codec = ResidentCodec::Kind::none;
+  std::uint64_t seed = 0, count = 0;
+  float* partials = nullptr;
 
   static ProgramStep vector_step(ResidentVectors::VectorOp op, float* dst, const float* a, float* b,
                                  float s, float t, float u) {
@@ -59,6 +69,20 @@ struct ProgramStep {
             0,
             c};
   }
+  static ProgramStep encode_step(ResidentCodec::Kind codec, const LatticeCodec& c, const float* x,
+                                 float* wire, std::uint64_t seed, std::uint64_t count,
+                                 float* partials) {
+    ProgramStep k;
+    k.kind = Kind::encode;
+    k.dst = wire;
+    k.a = x;
+    k.lattice = c;
+    k.codec = codec;
+    k.seed = seed;
+    k.count = count;
+    k.partials = partials;
+    return k;
+  }
   static ProgramStep scale_step(const float* a, float* out, float s) {
     return {Kind::scale, ResidentVectors::VectorOp::copy,
             out,         a,
@@ -73,9 +97,18 @@ struct ProgramStep {
 // allows), and a run of more is flushed in programs of this many.
 constexpr int kProgramSteps = 32;
 
+// A program's kernel: blocks of kProgramThreads threads, each thread kProgramTile elements of
+// every vector, kProgramThreads apart; an encoding's figures are a pair per block.
+constexpr int kProgramThreads = 256;
+constexpr int kProgramTile = 4;
+constexpr std::size_t program_blocks(std::size_t P) {
+  constexpr std::size_t per_block = std::size_t{kProgramTile} * kProgramThreads;
+  return (P + per_block - 1) / per_block;
+}
+
 // Up to N steps. The store queues into one of kProgramSteps and launches a run of a few
 // steps as a program of kShortProgram: a kernel's parameters are copied at every launch, and
-// four steps take 392 of the long program's 3,080 bytes.
+// four steps take 488 of the long program's 3,848 bytes.
 template <int N> struct BasicVectorProgram {
   int count = 0;
   ProgramStep steps[N];
@@ -124,10 +157,47 @@ DTSIM_HD inline void lattice_decode_tile(const LatticeCodec& c, const float* wir
   }
 }
 
-// A tile of one step.
+// An encoding's squares over one thread's elements, which the block then sums by
+// block_pair_tree's order.
+struct EncodeSquares {
+  float norm = 0, error = 0; // sum x^2, sum (Q(x) - x)^2
+};
+
+// Element e of an encoding: wire[e] = the code of x[e] (float32: itself; half: rounded to
+// half; lattice: its index, rounded stochastically by the node's counter-based stream or to
+// the nearest), its squares added in element order.
+DTSIM_HD inline void encode_element(const ProgramStep& k, std::size_t e, EncodeSquares& sq) {
+  const float v = k.a[e];
+  sq.norm += v * v;
+  if (k.codec != ResidentCodec::Kind::lattice) { // the wire is the value (decoded)
+    const float w = k.codec == ResidentCodec::Kind::half ? round_to_half(v) : v;
+    k.dst[e] = w;
+    sq.error += (w - v) * (w - v);
+    return;
+  }
+  const LatticeCodec& c = k.lattice;
+  const float index =
+      lattice_index(c, v, c.stochastic ? counter_uniform(k.seed, k.count, e) : 0.0f);
+  k.dst[e] = index;
+  const float d = index * c.side - v;
+  sq.error += d * d;
+}
+
+// The block's sum of its threads' values v[0 .. n) (n a power of two) in place, in the order a
+// block's tree takes them: at each width w = n / 2, n / 4, ..., 1, v[t] += v[t + w] for t < w.
+// The device sums in parallel by the same levels, so the host's loop gives its bits.
+DTSIM_HD inline void block_pair_tree(EncodeSquares* v, int n) {
+  for (int width = n / 2; width > 0; width /= 2)
+    for (int t = 0; t < width; ++t) {
+      v[t].norm += v[t + width].norm;
+      v[t].error += v[t + width].error;
+    }
+}
+
+// A tile of one step; an encoding's squares added to sq (other steps leave it alone).
 template <int J>
 DTSIM_HD inline void step_tile(const ProgramStep& k, std::size_t P, std::size_t e0,
-                               std::size_t stride) {
+                               std::size_t stride, EncodeSquares& sq) {
   switch (k.kind) {
   case ProgramStep::Kind::vector:
     vector_op_tile<J>(k.op, k.dst, k.a, k.b, k.s, k.t, k.u, P, e0, stride);
@@ -147,16 +217,16 @@ DTSIM_HD inline void step_tile(const ProgramStep& k, std::size_t P, std::size_t 
       k.dst[e] = k.a[e] * k.s;
     }
     break;
+  case ProgramStep::Kind::encode:
+    DTSIM_UNROLL
+    for (int j = 0; j < J; ++j) {
+      const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
+      if (e >= P)
+        break;
+      encode_element(k, e, sq);
+    }
+    break;
   }
-}
-
-// A tile of every step of the program, in order: element e of every vector is read and
-// written by this thread alone.
-template <int J, int N>
-DTSIM_HD inline void program_tile(const BasicVectorProgram<N>& p, std::size_t P, std::size_t e0,
-                                  std::size_t stride) {
-  for (int i = 0; i < p.count; ++i)
-    step_tile<J>(p.steps[i], P, e0, stride);
 }
 
 } // namespace dtsim::cuda

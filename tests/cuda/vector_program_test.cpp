@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The resident device's vector programs (a run of element-wise steps as one kernel) against
-// the same steps one at a time, and their decodings against LatticeQuantizer's; no GPU
-// needed.
+// the same steps one at a time, their encodings' figures against a direct sum, and their
+// encodings and decodings against LatticeQuantizer's; no GPU needed.
 #include "cuda/vector_program.hpp"
 #include "resident_test_vectors.hpp"
 #include "sim/core/rng.hpp"
@@ -15,14 +15,15 @@
 
 using namespace dtsim;
 using namespace dtsim::cuda;
-using dtsim::test::each_tile_on_host;
 using dtsim::test::random_vector;
 using VectorOp = ResidentVectors::VectorOp;
 
 namespace {
 
 constexpr std::size_t kP = 4196; // a partial last tile of 4 x 256
-constexpr int kTile = 4;         // the store's elements per thread
+static_assert(kP % (kProgramTile * kProgramThreads) != 0, "a block with threads past the end");
+constexpr std::size_t kBlocks = program_blocks(kP);
+constexpr std::size_t kSlots = 4 * kProgramSteps; // encodings' figure slots, one each
 
 // Five float vectors, the server's double sum and a failure count: what a program's steps
 // name. Vector 4 is a mean square (the adaptive compensation's), kept non-negative: only
@@ -31,8 +32,10 @@ struct Vectors {
   std::array<std::vector<float>, 5> v;
   std::vector<double> sum;
   unsigned long long failures = 0;
+  std::vector<float> partials; // the encodings' figure slots, 2 floats a block each
+  std::size_t slots_used = 0;
 
-  explicit Vectors(std::uint64_t seed) : sum(kP) {
+  explicit Vectors(std::uint64_t seed) : sum(kP), partials(2 * kBlocks * kSlots, -1.0f) {
     Rng rng = Rng::stream(seed, "test", Rng::kNoNode);
     for (std::vector<float>& x : v)
       x = random_vector(rng, kP);
@@ -47,7 +50,8 @@ struct Vectors {
       if (std::memcmp(v[k].data(), o.v[k].data(), kP * sizeof(float)) != 0)
         return false;
     return std::memcmp(sum.data(), o.sum.data(), kP * sizeof(double)) == 0 &&
-           failures == o.failures;
+           failures == o.failures &&
+           std::memcmp(partials.data(), o.partials.data(), partials.size() * sizeof(float)) == 0;
   }
 };
 
@@ -57,7 +61,20 @@ ProgramStep random_step(Rng& rng, Vectors& vs, const LatticeCodec& lattice) {
   const auto pick = [&](std::size_t n) { return vs.v[rng.below(n)].data(); };
   float* dst = pick(4);
   const float s = static_cast<float>(rng.uniform(0.1, 0.9));
-  switch (rng.below(10)) {
+  switch (rng.below(12)) {
+  case 10: { // an encoding of any form, its figures in the next slot
+    constexpr std::array kForms = {ResidentCodec::Kind::none, ResidentCodec::Kind::half,
+                                   ResidentCodec::Kind::lattice};
+    LatticeCodec c = lattice;
+    c.stochastic = rng.below(2) == 0;
+    REQUIRE(vs.slots_used < kSlots);
+    float* slot = vs.partials.data() + 2 * kBlocks * vs.slots_used++;
+    return ProgramStep::encode_step(kForms[rng.below(kForms.size())], c, pick(5), dst, 99,
+                                    rng.below(1000), slot);
+  }
+  case 11: // in place: the wire is x
+    return ProgramStep::encode_step(ResidentCodec::Kind::half, lattice, dst, dst, 0, 0,
+                                    vs.partials.data() + 2 * kBlocks * vs.slots_used++);
   case 0: {
     constexpr std::array kOps = {VectorOp::copy,
                                  VectorOp::average,
@@ -113,28 +130,48 @@ ProgramStep moved(ProgramStep k, const Vectors& from, Vectors& to) {
     k.sum = to.sum.data();
   if (k.failures != nullptr)
     k.failures = &to.failures;
+  if (k.partials != nullptr)
+    k.partials = to.partials.data() + (k.partials - from.partials.data());
   return k;
 }
 
-// Runs a program over the vectors as the device does: each thread's tile through every step
-// (a run of a few steps as the short program the store launches).
+// Runs steps[0 .. count) as run_program_steps does on the device: block by block, each
+// step over the block's threads' tiles, an encoding's squares then summed by the block's tree
+// into its slot. (A thread's elements are its own, so step by step within a block and block
+// by block give what the device's threads give in any interleaving.)
+void run_steps(const ProgramStep* steps, int count) {
+  std::array<EncodeSquares, kProgramThreads> part;
+  for (std::size_t block = 0; block < kBlocks; ++block)
+    for (int i = 0; i < count; ++i) {
+      const ProgramStep& k = steps[i];
+      for (int t = 0; t < kProgramThreads; ++t) {
+        part[t] = {};
+        step_tile<kProgramTile>(k, kP, block * kProgramTile * kProgramThreads + t, kProgramThreads,
+                                part[t]);
+      }
+      if (k.kind != ProgramStep::Kind::encode)
+        continue;
+      block_pair_tree(part.data(), kProgramThreads);
+      k.partials[2 * block] = part[0].error;
+      k.partials[2 * block + 1] = part[0].norm;
+    }
+}
+
+// A program (a run of a few steps as the short program the store launches).
 void run_program(const VectorProgram& p) {
   if (p.count <= kShortProgram) {
     const ShortVectorProgram few = first_steps<kShortProgram>(p);
     REQUIRE(few.count == p.count);
-    each_tile_on_host<kTile>(
-        kP, [&](std::size_t e0, std::size_t stride) { program_tile<kTile>(few, kP, e0, stride); });
+    run_steps(few.steps, few.count);
     return;
   }
-  each_tile_on_host<kTile>(
-      kP, [&](std::size_t e0, std::size_t stride) { program_tile<kTile>(p, kP, e0, stride); });
+  run_steps(p.steps, p.count);
 }
 
-// Runs the steps one at a time, each over the whole vector, as the kernel of one step does.
+// The steps one at a time, each over the whole vector, as the kernel of one step runs them.
 void run_one_at_a_time(const std::vector<ProgramStep>& steps) {
   for (const ProgramStep& k : steps)
-    each_tile_on_host<kTile>(
-        kP, [&](std::size_t e0, std::size_t stride) { step_tile<kTile>(k, kP, e0, stride); });
+    run_steps(&k, 1);
 }
 
 // Queues the steps as the store does: a full program runs before the next step joins.
@@ -193,6 +230,11 @@ TEST_SUITE("cuda") {
           finite += std::isfinite(f) ? 1 : 0;
       CHECK(finite > 5 * kP * 9 / 10);
       CHECK(at_once.failures > 0);
+      // Every encoding left its figures in its slot, every block's pair.
+      REQUIRE(at_once.slots_used > 0);
+      for (std::size_t i = 0; i < 2 * kBlocks * at_once.slots_used; ++i)
+        REQUIRE(at_once.partials[i] != -1.0f);
+      CHECK(at_once.partials[2 * kBlocks * at_once.slots_used] == -1.0f);
     }
   }
 
@@ -241,5 +283,58 @@ TEST_SUITE("cuda") {
       CHECK(failures_host > 0);
       CHECK(static_cast<std::int64_t>(failures) == failures_host);
     }
+  }
+
+  TEST_CASE("Vector programs: an encoding is LatticeQuantizer's, its figures its squares") {
+    Rng rng = Rng::stream(45, "test", Rng::kNoNode);
+    const std::vector<float> x = random_vector(rng, kP);
+    const auto encoded = [&](ResidentCodec::Kind form, const LatticeCodec& c,
+                             std::vector<float>& wire) {
+      std::vector<float> partials(2 * kBlocks, -1.0f);
+      VectorProgram p;
+      p.push(ProgramStep::encode_step(form, c, x.data(), wire.data(), 7, 3, partials.data()));
+      run_program(p);
+      EncodeStats st; // the blocks' pairs in block order, as pending_figures_kernel sums them
+      for (std::size_t b = 0; b < kBlocks; ++b) {
+        st.error_sq += static_cast<double>(partials[2 * b]);
+        st.norm_sq += static_cast<double>(partials[2 * b + 1]);
+      }
+      return st;
+    };
+    for (const int bits : {4, 8}) {
+      CAPTURE(bits);
+      const double side = bits == 4 ? 2e-2 : 2e-3;
+      LatticeQuantizer host(bits, side, false);
+      std::vector<float> wire_host(kP), wire(kP);
+      Rng unused = Rng::stream(46, "test", Rng::kNoNode);
+      const EncodeStats expected = host.encode(x, wire_host, unused);
+      const EncodeStats st =
+          encoded(ResidentCodec::Kind::lattice, lattice_codec(bits, side, false), wire);
+      CHECK(wire == wire_host); // by value: see the decodings' test
+      CHECK(st.norm_sq == doctest::Approx(expected.norm_sq).epsilon(1e-5));
+      CHECK(st.error_sq == doctest::Approx(expected.error_sq).epsilon(1e-4));
+      CHECK(st.error_sq > 0);
+      // Stochastic rounding: each index the floor or the ceiling of x / s, by the node's
+      // counter-based stream (both occur).
+      std::size_t up = 0;
+      encoded(ResidentCodec::Kind::lattice, lattice_codec(bits, side, true), wire);
+      for (std::size_t e = 0; e < kP; ++e) {
+        const float lower = std::floor(x[e] * static_cast<float>(1.0 / side));
+        REQUIRE((wire[e] == lower || wire[e] == lower + 1.0f));
+        up += wire[e] == lower + 1.0f ? 1 : 0;
+      }
+      CHECK(up > kP / 10);
+      CHECK(up < kP * 9 / 10);
+    }
+    std::vector<float> wire(kP);
+    const EncodeStats half = encoded(ResidentCodec::Kind::half, {}, wire);
+    double error_sq = 0;
+    for (std::size_t e = 0; e < kP; ++e) {
+      REQUIRE(wire[e] == round_to_half(x[e]));
+      error_sq += static_cast<double>(wire[e] - x[e]) * static_cast<double>(wire[e] - x[e]);
+    }
+    CHECK(half.error_sq == doctest::Approx(error_sq).epsilon(1e-4));
+    CHECK(encoded(ResidentCodec::Kind::none, {}, wire).error_sq == 0);
+    CHECK(wire == x);
   }
 }
