@@ -194,6 +194,18 @@ DTSIM_HD inline void block_pair_tree(EncodeSquares* v, int n) {
     }
 }
 
+// f(e) for the tile's elements e0, e0 + stride, ... below P, in order.
+template <int J, class F>
+DTSIM_HD inline void each_of_tile(std::size_t P, std::size_t e0, std::size_t stride, const F& f) {
+  DTSIM_UNROLL
+  for (int j = 0; j < J; ++j) {
+    const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
+    if (e >= P)
+      break;
+    f(e);
+  }
+}
+
 // A tile of one step; an encoding's squares added to sq (other steps leave it alone).
 template <int J>
 DTSIM_HD inline void step_tile(const ProgramStep& k, std::size_t P, std::size_t e0,
@@ -209,22 +221,10 @@ DTSIM_HD inline void step_tile(const ProgramStep& k, std::size_t P, std::size_t 
     lattice_decode_tile<J>(k.lattice, k.a, k.ref, k.dst, k.failures, P, e0, stride);
     break;
   case ProgramStep::Kind::scale:
-    DTSIM_UNROLL
-    for (int j = 0; j < J; ++j) {
-      const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
-      if (e >= P)
-        break;
-      k.dst[e] = k.a[e] * k.s;
-    }
+    each_of_tile<J>(P, e0, stride, [&](std::size_t e) { k.dst[e] = k.a[e] * k.s; });
     break;
   case ProgramStep::Kind::encode:
-    DTSIM_UNROLL
-    for (int j = 0; j < J; ++j) {
-      const std::size_t e = e0 + static_cast<std::size_t>(j) * stride;
-      if (e >= P)
-        break;
-      encode_element(k, e, sq);
-    }
+    each_of_tile<J>(P, e0, stride, [&](std::size_t e) { encode_element(k, e, sq); });
     break;
   }
 }
