@@ -56,7 +56,9 @@ __global__ void squared_distance_kernel(const float* rows, const float* mean, st
 // block, and a thread past P has empty tiles).
 static_assert(kThreads == kProgramThreads, "the programs' blocks are the element kernels'");
 __device__ inline void run_program_steps(const ProgramStep* steps, int count, std::size_t P) {
-  __shared__ EncodeSquares part[kProgramThreads];
+  // Two float arrays, not EncodeSquares: a __shared__ array is never constructed, and a type
+  // with member initializers would say otherwise.
+  __shared__ float norms[kProgramThreads], errors[kProgramThreads];
   const int t = static_cast<int>(threadIdx.x);
   const std::size_t e0 =
       static_cast<std::size_t>(blockIdx.x) * (kProgramTile * kProgramThreads) + threadIdx.x;
@@ -66,20 +68,21 @@ __device__ inline void run_program_steps(const ProgramStep* steps, int count, st
     step_tile<kProgramTile>(k, P, e0, static_cast<std::size_t>(kProgramThreads), sq);
     if (k.kind != ProgramStep::Kind::encode)
       continue;
-    part[t] = sq;
+    norms[t] = sq.norm;
+    errors[t] = sq.error;
     __syncthreads();
     for (int width = kProgramThreads / 2; width > 0; width /= 2) {
       if (t < width) {
-        part[t].norm += part[t + width].norm;
-        part[t].error += part[t + width].error;
+        norms[t] += norms[t + width];
+        errors[t] += errors[t + width];
       }
       __syncthreads();
     }
     if (t == 0) {
-      k.partials[2 * blockIdx.x] = part[0].error;
-      k.partials[2 * blockIdx.x + 1] = part[0].norm;
+      k.partials[2 * blockIdx.x] = errors[0];
+      k.partials[2 * blockIdx.x + 1] = norms[0];
     }
-    __syncthreads(); // part[0] read before the next encoding writes part
+    __syncthreads(); // the sums read before the next encoding writes the arrays
   }
 }
 
