@@ -46,7 +46,8 @@
 # (DTSIM_CUDA_GEMM_EPILOGUE=0 / 1) in turn, three times (--pair epilogue0,epilogue1), then
 # 3 rounds' kernels of each under Nsight Compute; 'warmup' the goal row's round time over
 # its course beside the GPU's clocks (bench/warmup_rounds.py), with lazy and with eager
-# module loading.
+# module loading; 'abswarm' SwarmSGD's 1,024-node row with the baseline and this binary in
+# turn (--pair swarm-BASELINE,swarm-THIS).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=$PWD/.device
@@ -195,6 +196,28 @@ if want ab; then
       for which in "${order[@]}"; do
         step 60 "goal row, ${commit[$which]}, run $r" \
           env BACKENDS="cuda-resident" CUDA_NODE_STEPS=400000 \
+          bench/backend_bench.sh "$which" 1024
+      done
+    done
+  else
+    echo "=== no dtsim-baseline in the bundle (device_bundle.sh's BASELINE)"
+  fi
+fi
+# SwarmSGD's 1,024-node row (the 4-bit lattice, 50,000 node-steps, as 'programs') with the
+# baseline binary and this one in turn, A B, B A, A B, titled by commit with a swarm- prefix
+# (bench/goal_row.py LOG --pair swarm-BASELINE,swarm-THIS): its encodings as vector-program
+# steps against the baseline's encoding kernels.
+if want abswarm; then
+  if [ -x "$baseline/apps/dtsim" ]; then
+    swarm_label() { timeout 20 "$1/apps/dtsim" --version | sed -n 2p | sed 's/commit: /commit: swarm-/'; }
+    declare -A swarm_commit=(["$baseline"]="$(swarm_label "$baseline")" ["$build"]="$(swarm_label "$build")")
+    for r in 1 2 3; do
+      order=("$baseline" "$build")
+      [ $((r % 2)) -eq 1 ] || order=("$build" "$baseline")
+      for which in "${order[@]}"; do
+        step 60 "goal row, ${swarm_commit[$which]}, run $r" \
+          env BACKENDS="cuda-resident" CUDA_NODE_STEPS=50000 \
+          ALGORITHM='{name: swarm-sgd, lr: 0.05, momentum: 0.9, compressor: {kind: lattice, bits: 4, side: 0.02, rounding: stochastic}}' \
           bench/backend_bench.sh "$which" 1024
       done
     done
