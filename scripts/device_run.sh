@@ -183,48 +183,33 @@ for m in "resnet20 32" "lenet 256"; do
     -o "/tmp/ncu_$1.h5" --set nodes="$2" --set stop.steps=1 --set "model={kind: $1}" \
     --set model.backend=cuda-batched
 done
-# The goal row with the baseline binary and this one in turn, on one warm GPU, in the order
-# A B, B A, A B (so that neither always runs first): each step's title names the binary by
-# the commit its --version gives.
-if want ab; then
-  if [ -x "$baseline/apps/dtsim" ]; then
-    label() { timeout 20 "$1/apps/dtsim" --version | sed -n 2p; }
-    declare -A commit=(["$baseline"]="$(label "$baseline")" ["$build"]="$(label "$build")")
-    for r in 1 2 3; do
-      order=("$baseline" "$build")
-      [ $((r % 2)) -eq 1 ] || order=("$build" "$baseline")
-      for which in "${order[@]}"; do
-        step 60 "goal row, ${commit[$which]}, run $r" \
-          env BACKENDS="cuda-resident" CUDA_NODE_STEPS=400000 \
-          bench/backend_bench.sh "$which" 1024
-      done
-    done
-  else
+# baseline_pairs PREFIX NODE_STEPS [ALGORITHM]: the goal row (or ALGORITHM's 1,024-node MLP
+# row) with the baseline binary and this one in turn, on one warm GPU, in the order A B, B A,
+# A B (so that neither always runs first); each step's title names the binary by the commit
+# its --version gives, after PREFIX (bench/goal_row.py --pair PREFIXcommit,PREFIXcommit).
+baseline_pairs() {
+  local prefix=$1 steps=$2 algorithm=${3:-} r which
+  if [ ! -x "$baseline/apps/dtsim" ]; then
     echo "=== no dtsim-baseline in the bundle (device_bundle.sh's BASELINE)"
+    return
   fi
-fi
-# SwarmSGD's 1,024-node row (the 4-bit lattice, 50,000 node-steps, as 'programs') with the
-# baseline binary and this one in turn, A B, B A, A B, titled by commit with a swarm- prefix
-# (bench/goal_row.py LOG --pair swarm-BASELINE,swarm-THIS): its encodings as vector-program
-# steps against the baseline's encoding kernels.
-if want abswarm; then
-  if [ -x "$baseline/apps/dtsim" ]; then
-    swarm_label() { timeout 20 "$1/apps/dtsim" --version | sed -n 2p | sed 's/commit: /commit: swarm-/'; }
-    declare -A swarm_commit=(["$baseline"]="$(swarm_label "$baseline")" ["$build"]="$(swarm_label "$build")")
-    for r in 1 2 3; do
-      order=("$baseline" "$build")
-      [ $((r % 2)) -eq 1 ] || order=("$build" "$baseline")
-      for which in "${order[@]}"; do
-        step 60 "goal row, ${swarm_commit[$which]}, run $r" \
-          env BACKENDS="cuda-resident" CUDA_NODE_STEPS=50000 \
-          ALGORITHM='{name: swarm-sgd, lr: 0.05, momentum: 0.9, compressor: {kind: lattice, bits: 4, side: 0.02, rounding: stochastic}}' \
-          bench/backend_bench.sh "$which" 1024
-      done
+  label() { timeout 20 "$1/apps/dtsim" --version | sed -n 2p | sed "s/commit: /commit: $prefix/"; }
+  local -A commit=(["$baseline"]="$(label "$baseline")" ["$build"]="$(label "$build")")
+  for r in 1 2 3; do
+    local order=("$baseline" "$build")
+    [ $((r % 2)) -eq 1 ] || order=("$build" "$baseline")
+    for which in "${order[@]}"; do
+      step 60 "goal row, ${commit[$which]}, run $r" env BACKENDS="cuda-resident" \
+        CUDA_NODE_STEPS="$steps" "ALGORITHM=$algorithm" bench/backend_bench.sh "$which" 1024
     done
-  else
-    echo "=== no dtsim-baseline in the bundle (device_bundle.sh's BASELINE)"
-  fi
-fi
+  done
+}
+want ab && baseline_pairs "" 400000
+# SwarmSGD's 1,024-node row (the 4-bit lattice, 50,000 node-steps, as 'programs'), titled
+# swarm-COMMIT (--pair swarm-BASELINE,swarm-THIS): its encodings as vector-program steps
+# against the baseline's encoding kernels.
+want abswarm && baseline_pairs swarm- 50000 \
+  '{name: swarm-sgd, lr: 0.05, momentum: 0.9, compressor: {kind: lattice, bits: 4, side: 0.02, rounding: stochastic}}'
 # The second layer's weight gradient fused into the local steps too (fused_layer_step.hpp),
 # against the first layer's alone in the same binary, A B, B A, A B as 'ab'.
 want fused && same_binary_pairs fused DTSIM_CUDA_FUSED_LAYERS 1 2
