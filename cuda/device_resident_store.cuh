@@ -96,7 +96,7 @@ __global__ void vector_program_kernel(const __grid_constant__ BasicVectorProgram
 
 // A program of one step, with that step's parameters alone, not a whole program's 3.8 KB: a
 // kernel per step (DTSIM_CUDA_VECTOR_PROGRAMS=0) launched as lightly as before programs,
-// and a lone step before an encoding that is not one.
+// and a program that holds one step.
 __global__ void vector_step_kernel(const __grid_constant__ ProgramStep step, std::size_t P) {
   run_program_steps(&step, 1, P);
 }

@@ -185,7 +185,8 @@ DTSIM_HD inline void encode_element(const ProgramStep& k, std::size_t e, EncodeS
 
 // The block's sum of its threads' values v[0 .. n) (n a power of two) in place, in the order a
 // block's tree takes them: at each width w = n / 2, n / 4, ..., 1, v[t] += v[t + w] for t < w.
-// The device sums in parallel by the same levels, so the host's loop gives its bits.
+// The device sums in parallel by the same levels, so the host's loop takes the same order
+// (the summands may differ in their last bits: the device may fuse a square into its sum).
 DTSIM_HD inline void block_pair_tree(EncodeSquares* v, int n) {
   for (int width = n / 2; width > 0; width /= 2)
     for (int t = 0; t < width; ++t) {

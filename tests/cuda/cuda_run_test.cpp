@@ -294,7 +294,7 @@ TEST_SUITE("cuda") {
     // vector programs (the default) and launched one kernel each
     // (DTSIM_CUDA_VECTOR_PROGRAMS=0): AD-PSGD's averagings, ASGD's and the adaptive
     // DC-ASGD's server steps, GSGM's double sum, SwarmSGD's decodings and own views with the
-    // stochastic lattice and error feedback (whose encodings flush the programs). The same
+    // stochastic lattice and error feedback (their encodings steps of the programs too). The same
     // per-element code in the same order: the same bits in every column.
     for (const char* algorithm :
          {"--set 'algorithm={name: ad-psgd, lr: 0.05, momentum: 0.9, split: none}'",

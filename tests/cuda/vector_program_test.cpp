@@ -294,7 +294,8 @@ TEST_SUITE("cuda") {
       VectorProgram p;
       p.push(ProgramStep::encode_step(form, c, x.data(), wire.data(), 7, 3, partials.data()));
       run_program(p);
-      EncodeStats st; // the blocks' pairs in block order, as pending_figures_kernel sums them
+      // The blocks' pairs in block order (pending_figures_kernel takes another: Approx).
+      EncodeStats st;
       for (std::size_t b = 0; b < kBlocks; ++b) {
         st.error_sq += static_cast<double>(partials[2 * b]);
         st.norm_sq += static_cast<double>(partials[2 * b + 1]);
