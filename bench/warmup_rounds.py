@@ -26,7 +26,9 @@ def rows(trace):
         nodes = float(f.attrs["nodes"])
         wall = [float(x) for x in f["metrics/wall_time_s"][:]]
         steps = [float(x) for x in f["metrics/gradient_steps"][:]]
-        return nodes, float(f.attrs["wall_seconds"]), wall, steps
+        backend = f.attrs.get("gradient_backend", b"")
+        backend = backend.decode() if isinstance(backend, bytes) else str(backend)
+        return nodes, float(f.attrs["wall_seconds"]), wall, steps, backend
 
 
 def clock_samples(path):
@@ -48,7 +50,8 @@ def clock_samples(path):
 def main(argv):
     if len(argv) not in (2, 4):
         sys.exit(__doc__)
-    nodes, wall_seconds, wall, steps = rows(argv[1])
+    nodes, wall_seconds, wall, steps, backend = rows(argv[1])
+    print(f"gradient backend: {backend}")  # e.g. the kernels loaded before the run
     samples, start = [], None
     if len(argv) == 4:
         samples = clock_samples(argv[2])

@@ -28,7 +28,8 @@ bool environment_says(const char* name, std::string_view value) {
 // loaded after the sums (the earlier kernel, fused_step); DTSIM_CUDA_FUSED_SUMS_FIRST=0 the
 // sums' inputs copied after the tiles; DTSIM_CUDA_PLAIN_MIX=0 the plain mixing in the kernel
 // of every mixing; DTSIM_CUDA_VECTOR_PROGRAMS=0 a kernel per element-wise step of the engine
-// thread's; DTSIM_CUDA_GEMM_EPILOGUE=0 the forward products' bias in a kernel of its own.
+// thread's; DTSIM_CUDA_GEMM_EPILOGUE=0 the forward products' bias in a kernel of its own;
+// DTSIM_CUDA_PRELOAD=1 the kernels loaded and a warm-up pass run before the run's clock.
 MlpFusion fusion_from_environment() {
   MlpFusion f;
   f.bias_epilogue = !environment_says("DTSIM_CUDA_GEMM_EPILOGUE", "0");
@@ -39,6 +40,7 @@ MlpFusion fusion_from_environment() {
   f.sums_first = !environment_says("DTSIM_CUDA_FUSED_SUMS_FIRST", "0");
   f.plain_mixing_kernel = !environment_says("DTSIM_CUDA_PLAIN_MIX", "0");
   f.vector_programs = !environment_says("DTSIM_CUDA_VECTOR_PROGRAMS", "0");
+  f.preload_kernels = environment_says("DTSIM_CUDA_PRELOAD", "1");
   return f;
 }
 

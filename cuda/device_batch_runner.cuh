@@ -8,6 +8,7 @@
 #include "cuda/device_memory.cuh"
 #include "cuda/device_resident_store.cuh"
 #include "cuda/job_groups.hpp"
+#include "cuda/kernel_preload.cuh"
 #include "cuda/resident_fit.hpp"
 #include "cuda/resident_phase_timer.cuh"
 
@@ -99,6 +100,8 @@ public:
     max_nodes_ = static_cast<int>(std::clamp<std::size_t>(
         std::min(fits, staged), 1,
         std::min<std::size_t>(kMaxGridY, static_cast<std::size_t>(max_nodes_per_batch))));
+    if (fusion.preload_kernels)
+      prepare_before_the_run(kept);
   }
 
   void compute(std::span<GradientJob> jobs) override {
@@ -151,6 +154,8 @@ public:
     if (store_ && !store_->plain_mixing_kernel())
       notes += (notes.empty() ? "" : "; ") +
                std::string("the plain mixing in the kernel of every mixing");
+    if (preload_)
+      notes += (notes.empty() ? "" : "; ") + preload_note();
     if (store_ && !store_->vector_programs())
       notes += (notes.empty() ? "" : "; ") + std::string("a kernel per element-wise step");
     if constexpr (kCanFuse)
@@ -284,6 +289,48 @@ private:
   static constexpr bool kCanFuse = requires(const Network& net) {
     net.fused_layers(BatchCommon{}, nullptr, 1, 0, true, 1);
   };
+
+  // Before the run's clock (MlpFusion::preload_kernels): every kernel of this translation
+  // unit's module loaded (the network's, the store's), and on a resident backend the buffers
+  // of a batch of every kept node made, as a synchronous round's first batch would make
+  // them, and one pass run through them on zero models at example 0, so that cuBLAS loads
+  // the kernels of those products and cuBLASLt makes their plans here, not in the first
+  // round. The pass writes only the chunk buffers, which every pass writes before it reads
+  // them; it takes every layer's weight gradient, a superset of a fused pass's products.
+  void prepare_before_the_run(int kept) {
+    preload_ = preload_module_kernels(reinterpret_cast<const void*>(&squared_distance_kernel));
+    if (kept <= 0 || !preload_->failure.empty())
+      return;
+    try {
+      const int count = std::min(kept, max_nodes_);
+      const auto nodes = static_cast<std::size_t>(count);
+      const auto n = static_cast<std::size_t>(batch_size_);
+      const cudaStream_t s = stream_.stream;
+      reserve(nodes);
+      check(cudaMemsetAsync(idx_.data, 0, nodes * n * sizeof(std::uint32_t), s),
+            "cudaMemsetAsync (warm-up indices)");
+      check(cudaMemsetAsync(params_.data, 0, nodes * net_.num_params() * sizeof(float), s),
+            "cudaMemsetAsync (warm-up models)");
+      const BatchCommon common{train_.data, labels_.data,      params_.data, grads_.data,
+                               idx_.data,   column_loss_.data, loss_.data};
+      net_.run(blas_.blas, s, common, scratch_pointers_.data(), count, batch_size_);
+      check(cudaGetLastError(), "kernel launch (warm-up pass)");
+      check(cudaStreamSynchronize(s), "cudaStreamSynchronize (warm-up pass)");
+      warmed_nodes_ = count;
+    } catch (const std::exception& e) {
+      preload_->failure = std::string("the warm-up pass failed: ") + e.what();
+    }
+  }
+
+  // What prepare_before_the_run did, or what failed.
+  std::string preload_note() const {
+    if (!preload_->failure.empty())
+      return "not all prepared before the run: " + preload_->failure;
+    std::string note = std::to_string(preload_->kernels) + " kernels loaded";
+    if (warmed_nodes_ > 0)
+      note += " and a pass of " + std::to_string(warmed_nodes_) + " nodes run";
+    return note + " before the run";
+  }
 
   static void set_phases(TransferStats& bus, ResidentPhaseTimer::Seconds t) {
     bus.mixing_seconds = t.mixing;
@@ -679,7 +726,9 @@ private:
   bool fused_sums_first_ = true; // MlpFusion::sums_first
   bool mix_forward_ = false;     // kCanFuse, resident, turned on, minibatches of up to 32
   int sm_count_ = 1;
-  int mix_min_blocks_per_sm_ = 0; // MlpFusion's: fewer blocks per SM mix apart
+  int mix_min_blocks_per_sm_ = 0;        // MlpFusion's: fewer blocks per SM mix apart
+  std::optional<KernelPreload> preload_; // MlpFusion::preload_kernels: how it went
+  int warmed_nodes_ = 0;                 // the nodes of prepare_before_the_run's pass
   struct Deferred {
     BatchCommon common;
     int count = 0;

@@ -105,6 +105,13 @@ struct MlpFusion {
   // ... for a batch that gives it at least this many blocks per SM (mixed_forward_fills); the
   // device tests take 0, so that a few nodes take it.
   int mixing_min_blocks_per_sm = 2;
+  // At set-up, before the run's clock, what a run's first round would do: every kernel of
+  // the network's module loaded (kernel_preload.cuh; the runtime's lazy loading leaves each
+  // to its first launch) and, on a resident backend, a batch of every kept node's buffers
+  // made and one pass run through them (cuBLAS's kernels, cuBLASLt's plans). Off by default
+  // until a GPU has measured it: the backend turns it on where the environment has
+  // DTSIM_CUDA_PRELOAD=1.
+  bool preload_kernels = false;
 };
 
 // The models::Mlp network (ReLU hidden layers, softmax cross-entropy head, its flat

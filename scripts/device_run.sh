@@ -300,30 +300,34 @@ fi
 # rounds), the GPU's SM clock and power sampled every 100 ms beside it: whether a run's
 # first rounds are slower, and whether the clocks were still rising then
 # (bench/warmup_rounds.py OUT/warmup-MODE.h5 OUT/warmup-MODE_clocks.csv
-# $(cat OUT/warmup-MODE_end.txt)). Twice: with the CUDA runtime's default lazy module loading
-# (a kernel's module loads at its first launch, inside the run, where the device's phase
-# timers count the wait) and with CUDA_MODULE_LOADING=EAGER (every module at the context's
-# creation, before the run): a slow first stretch in the first run alone is the first
-# launches' loading, slow first stretches in both with the clocks rising are the GPU's
-# clocks.
+# $(cat OUT/warmup-MODE_end.txt)). Three times: with the CUDA runtime's default lazy module
+# loading (a kernel's module loads at its first launch, inside the run, where the device's
+# phase timers count the wait), with dtsim's own kernels loaded before the run
+# (DTSIM_CUDA_PRELOAD=1, cuBLAS's still lazily) and with CUDA_MODULE_LOADING=EAGER (every
+# module at the context's creation, before the run): a slow first stretch under lazy loading
+# alone is the first launches' loading (under PRELOAD too: cuBLAS's), slow first stretches in
+# all three with the clocks rising are the GPU's clocks.
 if want warmup; then
-  for mode in LAZY EAGER; do
+  for mode in LAZY PRELOAD EAGER; do
     o="${OUT:-/tmp}/warmup-$mode"
+    loading=$mode preload=0
+    if [ "$mode" = PRELOAD ]; then loading=LAZY preload=1; fi
     nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw --format=csv,noheader,nounits \
       -lms 100 > "${o}_clocks.csv" 2>&1 &
     smi=$!
     sleep 1 # the idle clocks before the run
     date +%s.%N > "${o}_start.txt" # the process's whole time too: eager loading moves the
     # loading before the run's clock, into the process's start-up
-    step 60 "goal row, 1.6 M steps, an evaluation every 2 simulated s, CUDA_MODULE_LOADING=$mode" \
-      env CUDA_MODULE_LOADING=$mode "$build/apps/dtsim" run bench/dpsgd32.yaml --quiet \
+    step 60 "goal row, 1.6 M steps, an evaluation every 2 simulated s, CUDA_MODULE_LOADING=$loading DTSIM_CUDA_PRELOAD=$preload" \
+      env CUDA_MODULE_LOADING=$loading DTSIM_CUDA_PRELOAD=$preload "$build/apps/dtsim" run \
+      bench/dpsgd32.yaml --quiet \
       --set nodes=1024 --set model.backend=cuda-resident --set stop.steps=1562 \
       --set eval.every_s=2 -o "$o.h5"
     date +%s.%N > "${o}_end.txt"
     sleep 1
     kill "$smi"
     "$PYTHON" bench/warmup_rounds.py "$o.h5" "${o}_clocks.csv" "$(cat "${o}_end.txt")"
-    echo "CUDA_MODULE_LOADING=$mode: the process took" \
+    echo "CUDA_MODULE_LOADING=$loading DTSIM_CUDA_PRELOAD=$preload: the process took" \
       "$("$PYTHON" -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.3f}')" \
       "$(cat "${o}_start.txt")" "$(cat "${o}_end.txt")") s"
   done
