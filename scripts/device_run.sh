@@ -45,9 +45,11 @@
 # with the forward products' bias in a kernel of its own and in their cuBLASLt epilogue
 # (DTSIM_CUDA_GEMM_EPILOGUE=0 / 1) in turn, three times (--pair epilogue0,epilogue1), then
 # 3 rounds' kernels of each under Nsight Compute; 'warmup' the goal row's round time over
-# its course beside the GPU's clocks (bench/warmup_rounds.py), with lazy and with eager
-# module loading; 'abswarm' SwarmSGD's 1,024-node row with the baseline and this binary in
-# turn (--pair swarm-BASELINE,swarm-THIS).
+# its course beside the GPU's clocks (bench/warmup_rounds.py), with lazy loading, with the
+# runner's set-up preload (DTSIM_CUDA_PRELOAD=1) and with eager module loading; 'abswarm'
+# SwarmSGD's 1,024-node row with the baseline and this binary in turn (--pair
+# swarm-BASELINE,swarm-THIS); 'preload' the goal row's 1.6 M steps without and with the
+# set-up preload in turn, three times (--pair preload0,preload1).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=$PWD/.device
@@ -210,6 +212,9 @@ want ab && baseline_pairs "" 400000
 # against the baseline's encoding kernels.
 want abswarm && baseline_pairs swarm- 50000 \
   '{name: swarm-sgd, lr: 0.05, momentum: 0.9, compressor: {kind: lattice, bits: 4, side: 0.02, rounding: stochastic}}'
+# The goal row at the equal budget, 1.6 M node-steps, without and with the kernels loaded and
+# a warm-up pass run before the run's clock (DTSIM_CUDA_PRELOAD=0 / 1), in the same binary.
+want preload && same_binary_pairs preload DTSIM_CUDA_PRELOAD 0 1 1600000
 # The second layer's weight gradient fused into the local steps too (fused_layer_step.hpp),
 # against the first layer's alone in the same binary, A B, B A, A B as 'ab'.
 want fused && same_binary_pairs fused DTSIM_CUDA_FUSED_LAYERS 1 2
