@@ -299,7 +299,7 @@ private:
   // them; it takes every layer's weight gradient, a superset of a fused pass's products.
   void prepare_before_the_run(int kept) {
     preload_ = preload_module_kernels(reinterpret_cast<const void*>(&squared_distance_kernel));
-    if (kept <= 0 || !preload_->failure.empty())
+    if (kept <= 0)
       return;
     try {
       const int count = std::min(kept, max_nodes_);
@@ -318,18 +318,20 @@ private:
       check(cudaStreamSynchronize(s), "cudaStreamSynchronize (warm-up pass)");
       warmed_nodes_ = count;
     } catch (const std::exception& e) {
-      preload_->failure = std::string("the warm-up pass failed: ") + e.what();
+      preload_->failure += (preload_->failure.empty() ? "" : "; ") +
+                           std::string("the warm-up pass failed: ") + e.what();
     }
   }
 
-  // What prepare_before_the_run did, or what failed.
+  // What prepare_before_the_run did, and what failed.
   std::string preload_note() const {
-    if (!preload_->failure.empty())
-      return "not all prepared before the run: " + preload_->failure;
     std::string note = std::to_string(preload_->kernels) + " kernels loaded";
     if (warmed_nodes_ > 0)
       note += " and a pass of " + std::to_string(warmed_nodes_) + " nodes run";
-    return note + " before the run";
+    note += " before the run";
+    if (!preload_->failure.empty())
+      note += " (" + preload_->failure + ")";
+    return note;
   }
 
   static void set_phases(TransferStats& bus, ResidentPhaseTimer::Seconds t) {

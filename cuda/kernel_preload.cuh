@@ -20,8 +20,8 @@ namespace dtsim::cuda {
 namespace {
 
 struct KernelPreload {
-  int kernels = 0;     // the module's kernels, each loaded now or found loaded
-  std::string failure; // empty, or why they were left to load at their first launch
+  int kernels = 0;     // the module's kernels loaded now or found loaded
+  std::string failure; // empty, or why the rest were left to load at their first launch
 };
 
 // The driver's function `name` as of CUDA `version` (e.g. 12050), or null.
