@@ -21,7 +21,7 @@ bool environment_says(const char* name, std::string_view value) {
   return v != nullptr && std::string_view(v) == value;
 }
 
-// The MLP's kernel choices (MlpFusion), each at its default but where the environment says:
+// The kernel choices (KernelChoices), each at its default but where the environment says:
 // DTSIM_CUDA_MIXED_FORWARD=1 the first layer's mixing in its forward product (off until a
 // GPU has measured a gain); DTSIM_CUDA_FUSED_LAYERS=1 the first layer's steps alone fused,
 // as before 2026-11-27; DTSIM_CUDA_FUSED_PREFETCH=0 the fused steps' model and momentum
@@ -30,8 +30,8 @@ bool environment_says(const char* name, std::string_view value) {
 // of every mixing; DTSIM_CUDA_VECTOR_PROGRAMS=0 a kernel per element-wise step of the engine
 // thread's; DTSIM_CUDA_GEMM_EPILOGUE=0 the forward products' bias in a kernel of its own;
 // DTSIM_CUDA_PRELOAD=1 the kernels loaded and a warm-up pass run before the run's clock.
-MlpFusion fusion_from_environment() {
-  MlpFusion f;
+KernelChoices choices_from_environment() {
+  KernelChoices f;
   f.bias_epilogue = !environment_says("DTSIM_CUDA_GEMM_EPILOGUE", "0");
   f.mixing = environment_says("DTSIM_CUDA_MIXED_FORWARD", "1");
   if (environment_says("DTSIM_CUDA_FUSED_LAYERS", "1"))
@@ -91,15 +91,16 @@ std::unique_ptr<BatchedGradients> make_gradients(const Model& model, const Datas
   const std::span<const float> features{train.features.data(),
                                         static_cast<std::size_t>(train.features.size())};
   std::unique_ptr<DeviceGradients> device;
+  const KernelChoices choices = choices_from_environment();
   if (const auto* mlp = dynamic_cast<const Mlp*>(&model))
     device = make_device_mlp(mlp_widths(*mlp), features, train.labels, batch_size, 65535, resident,
-                             fusion_from_environment());
+                             choices);
   else if (const auto* cnn = dynamic_cast<const Cnn*>(&model))
-    device =
-        make_device_cnn(cnn_batch_shape(*cnn), features, train.labels, batch_size, 65535, resident);
+    device = make_device_cnn(cnn_batch_shape(*cnn), features, train.labels, batch_size, 65535,
+                             resident, choices);
   else if (const auto* resnet = dynamic_cast<const ResNet*>(&model))
     device = make_device_resnet(resnet_batch_shape(*resnet), features, train.labels, batch_size,
-                                65535, resident);
+                                65535, resident, choices);
   else
     throw std::invalid_argument("backend cuda does not run " + model.describe());
   return std::make_unique<CudaGradients>(model.describe(), std::move(device));

@@ -27,12 +27,13 @@ namespace {
 // node for minibatches of up to n examples) and run(blas, stream, common, scratch, count, n).
 template <class Network> class DeviceBatchRunner final : public DeviceGradients {
 public:
-  // fusion: what a network with fused_layers() (the MLP) fuses with a resident batch's
-  // layers: the first one or two layers' weight gradients into the local steps (finish()), a
-  // plain mixing into the first layer's forward product (compute()).
+  // choices: the store's kernels, the set-up preload, and what a network with fused_layers()
+  // (the MLP) fuses with a resident batch's layers: the first one or two layers' weight
+  // gradients into the local steps (finish()), a plain mixing into the first layer's forward
+  // product (compute()).
   DeviceBatchRunner(Network network, std::span<const float> train_features,
                     std::span<const std::int32_t> train_labels, int batch_size,
-                    int max_nodes_per_batch, ResidentSize resident, MlpFusion fusion = {})
+                    int max_nodes_per_batch, ResidentSize resident, KernelChoices choices = {})
       : net_(std::move(network)), batch_size_(batch_size), blas_(stream_.stream) {
     if (batch_size < 1 || max_nodes_per_batch < 1 || train_labels.empty() ||
         train_features.size() % train_labels.size() != 0)
@@ -73,15 +74,15 @@ public:
     const int kept = resident_nodes_kept(resident, net_.num_params(), usable, name_);
     if (kept > 0) {
       store_ = std::make_unique<DeviceResidentStore>(kept, net_.num_params(), stream_.stream, bus_);
-      store_->use_plain_mixing_kernel(fusion.plain_mixing_kernel);
-      store_->use_vector_programs(fusion.vector_programs);
+      store_->use_plain_mixing_kernel(choices.plain_mixing_kernel);
+      store_->use_vector_programs(choices.vector_programs);
       if constexpr (kCanFuse) {
         fuse_layers_ =
-            fusion.steps ? std::clamp(fusion.step_layers, 0, net_.deferrable_layers()) : 0;
-        fused_prefetch_ = fusion.prefetch;
-        fused_sums_first_ = fusion.sums_first;
-        mix_forward_ = fusion.mixing && batch_size <= kMixedExamples;
-        mix_min_blocks_per_sm_ = fusion.mixing_min_blocks_per_sm;
+            choices.steps ? std::clamp(choices.step_layers, 0, net_.deferrable_layers()) : 0;
+        fused_prefetch_ = choices.prefetch;
+        fused_sums_first_ = choices.sums_first;
+        mix_forward_ = choices.mixing && batch_size <= kMixedExamples;
+        mix_min_blocks_per_sm_ = choices.mixing_min_blocks_per_sm;
         store_->on_gradient_read([this] { settle_deferred(); });
       }
       usable -= static_cast<std::size_t>(kept) *
@@ -100,7 +101,7 @@ public:
     max_nodes_ = static_cast<int>(std::clamp<std::size_t>(
         std::min(fits, staged), 1,
         std::min<std::size_t>(kMaxGridY, static_cast<std::size_t>(max_nodes_per_batch))));
-    if (fusion.preload_kernels)
+    if (choices.preload_kernels)
       prepare_before_the_run(kept);
   }
 
@@ -290,7 +291,7 @@ private:
     net.fused_layers(BatchCommon{}, nullptr, 1, 0, true, 1);
   };
 
-  // Before the run's clock (MlpFusion::preload_kernels): every kernel of this translation
+  // Before the run's clock (KernelChoices::preload_kernels): every kernel of this translation
   // unit's module loaded (the network's, the store's), and on a resident backend the buffers
   // of a batch of every kept node made, as a synchronous round's first batch would make
   // them, and one pass run through them on zero models at example 0, so that cuBLAS loads
@@ -724,12 +725,12 @@ private:
   bool losses_in_flight_ = false;     // run_resident left a whole batch's losses for collect()
   std::unique_ptr<DeviceResidentStore> store_; // resident runs (cuda, cuda-resident); after stream_
   int fuse_layers_ = 0;          // kCanFuse and resident: the layers a pass leaves for fused steps
-  bool fused_prefetch_ = true;   // MlpFusion::prefetch
-  bool fused_sums_first_ = true; // MlpFusion::sums_first
+  bool fused_prefetch_ = true;   // KernelChoices::prefetch
+  bool fused_sums_first_ = true; // KernelChoices::sums_first
   bool mix_forward_ = false;     // kCanFuse, resident, turned on, minibatches of up to 32
   int sm_count_ = 1;
-  int mix_min_blocks_per_sm_ = 0;        // MlpFusion's: fewer blocks per SM mix apart
-  std::optional<KernelPreload> preload_; // MlpFusion::preload_kernels: how it went
+  int mix_min_blocks_per_sm_ = 0;        // KernelChoices's: fewer blocks per SM mix apart
+  std::optional<KernelPreload> preload_; // KernelChoices::preload_kernels: how it went
   int warmed_nodes_ = 0;                 // the nodes of prepare_before_the_run's pass
   struct Deferred {
     BatchCommon common;

@@ -63,9 +63,12 @@ public:
 // on the device (or than max_nodes_per_batch, which tests lower) runs in chunks. Throw
 // std::runtime_error naming the CUDA call that failed.
 //
-// What a resident MLP's synchronous batch (one chunk of every job, on the nodes' own rows)
-// fuses with its layers; the tests compare each with the unfused kernels.
-struct MlpFusion {
+// The device's kernel choices, each at its default unless the environment switches it
+// (cuda_backend.cpp): most are what a resident MLP's synchronous batch (one chunk of every
+// job, on the nodes' own rows) fuses with its layers, which the tests compare with the unfused
+// kernels; the store's (plain_mixing_kernel, vector_programs) and preload_kernels serve every
+// network.
+struct KernelChoices {
   // Each forward product's bias and ReLU in the product's epilogue (cuBLASLt,
   // bias_epilogue_gemm.cuh) rather than an element kernel after it; the backend adds them in
   // a kernel of their own, as before, where the environment has DTSIM_CUDA_GEMM_EPILOGUE=0.
@@ -120,19 +123,22 @@ std::unique_ptr<DeviceGradients> make_device_mlp(std::vector<int> widths,
                                                  std::span<const float> train_features,
                                                  std::span<const std::int32_t> train_labels,
                                                  int batch_size, int max_nodes_per_batch = 65535,
-                                                 ResidentSize resident = {}, MlpFusion fusion = {});
+                                                 ResidentSize resident = {},
+                                                 KernelChoices fusion = {});
 // The models::Cnn network, LeNet among them (cnn_batch_shape.hpp gives its shape).
 std::unique_ptr<DeviceGradients> make_device_cnn(CnnBatchShape shape,
                                                  std::span<const float> train_features,
                                                  std::span<const std::int32_t> train_labels,
                                                  int batch_size, int max_nodes_per_batch = 65535,
-                                                 ResidentSize resident = {});
+                                                 ResidentSize resident = {},
+                                                 KernelChoices choices = {});
 // The models::ResNet network (resnet_batch_shape.hpp gives its shape).
 std::unique_ptr<DeviceGradients> make_device_resnet(ResNetBatchShape shape,
                                                     std::span<const float> train_features,
                                                     std::span<const std::int32_t> train_labels,
                                                     int batch_size, int max_nodes_per_batch = 65535,
-                                                    ResidentSize resident = {});
+                                                    ResidentSize resident = {},
+                                                    KernelChoices choices = {});
 
 // Empty when a CUDA device can be used; else why not, in one line ("no CUDA device found
 // (...)").

@@ -100,18 +100,18 @@ std::unique_ptr<DeviceGradients> make_device_mlp(std::vector<int> widths,
                                                  std::span<const float> train_features,
                                                  std::span<const std::int32_t> train_labels,
                                                  int batch_size, int max_nodes_per_batch,
-                                                 ResidentSize resident, MlpFusion fusion) {
+                                                 ResidentSize resident, KernelChoices choices) {
   if (widths.size() < 2 ||
       train_features.size() != static_cast<std::size_t>(widths.front()) * train_labels.size())
     throw std::invalid_argument("device MLP: widths do not match the training set");
   if (const std::string why = device_unavailable_reason(); !why.empty())
     throw std::runtime_error(why);
   std::shared_ptr<BiasEpilogueGemms> epilogues;
-  if (fusion.bias_epilogue)
+  if (choices.bias_epilogue)
     epilogues = std::make_shared<BiasEpilogueGemms>();
   return std::make_unique<DeviceBatchRunner<MlpNetwork>>(
       MlpNetwork{mlp_batch_shape(widths), std::move(epilogues)}, train_features, train_labels,
-      batch_size, max_nodes_per_batch, resident, fusion);
+      batch_size, max_nodes_per_batch, resident, choices);
 }
 
 std::string device_unavailable_reason() {

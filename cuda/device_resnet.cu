@@ -110,7 +110,7 @@ std::unique_ptr<DeviceGradients> make_device_resnet(ResNetBatchShape shape,
                                                     std::span<const float> train_features,
                                                     std::span<const std::int32_t> train_labels,
                                                     int batch_size, int max_nodes_per_batch,
-                                                    ResidentSize resident) {
+                                                    ResidentSize resident, KernelChoices choices) {
   if (train_features.size() != static_cast<std::size_t>(shape.features()) * train_labels.size())
     throw std::invalid_argument("device ResNet: the input shape does not match the training set");
   std::vector<const ConvShape*> convs{&shape.stem};
@@ -123,7 +123,7 @@ std::unique_ptr<DeviceGradients> make_device_resnet(ResNetBatchShape shape,
     throw std::runtime_error(why);
   return std::make_unique<DeviceBatchRunner<ResNetNetwork>>(
       ResNetNetwork{std::move(shape)}, train_features, train_labels, batch_size,
-      max_nodes_per_batch, resident);
+      max_nodes_per_batch, resident, choices);
 }
 
 } // namespace dtsim::cuda

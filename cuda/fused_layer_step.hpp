@@ -60,7 +60,7 @@ struct FusedLayers {
   FusedLayerPlan plan[kDeferrableLayers];
   int count = 0;
   // Whether each block copies its tiles of the model and momentum into shared memory while
-  // its gradient sums run (fused_tile_copy), instead of loading them after (MlpFusion).
+  // its gradient sums run (fused_tile_copy), instead of loading them after (KernelChoices).
   bool prefetch = true;
   // With prefetch, and a minibatch of one load (n <= kFusedExamples): the sums' inputs
   // copied the same way, before the tiles (fused_layer_step_prefetch_kernel<true>).

@@ -61,7 +61,7 @@ DTSIM_HD inline int mixed_slabs(const MixedForwardPlan& f) {
 }
 
 // Whether a batch of `entries` mixings gives the mixed pass at least `min_blocks_per_sm`
-// blocks per SM (MlpFusion::mixing_min_blocks_per_sm, two by default).
+// blocks per SM (KernelChoices::mixing_min_blocks_per_sm, two by default).
 // Each block walks W's inputs 32 at a time, waiting on every load (25 steps for
 // Fashion-MNIST's 784), where the plain mixing spreads a node's row over about 200 blocks:
 // a batch of a few nodes (an asynchronous run's) would leave most SMs idle in it, so such a

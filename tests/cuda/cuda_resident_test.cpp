@@ -247,7 +247,7 @@ TEST_SUITE("cuda") {
     const auto unfused =
         cuda::make_device_mlp(widths, train, p.labels, n, 65535, nodes, {.steps = false});
     // Both fused, the model and momentum loaded after the sums instead of copied into shared
-    // memory during them (MlpFusion::prefetch): the same sums, the same bits.
+    // memory during them (KernelChoices::prefetch): the same sums, the same bits.
     const auto loaded_after = cuda::make_device_mlp(widths, train, p.labels, n, 65535, nodes,
                                                     {.steps = true, .prefetch = false});
     const float lr = 0.1f;
@@ -338,7 +338,7 @@ TEST_SUITE("cuda") {
     // Minibatches of 20 (one load of the fused steps' sums), a ring of the 5 nodes.
     const FirstLayerProblem problem(20);
     const auto& [widths, model, nodes, n, p, P, train] = problem;
-    const auto make_with = [&](cuda::MlpFusion fusion, int max_nodes_per_batch) {
+    const auto make_with = [&](cuda::KernelChoices fusion, int max_nodes_per_batch) {
       fusion.mixing_min_blocks_per_sm = 0; // 5 nodes take the mixed forward pass
       auto device =
           cuda::make_device_mlp(widths, train, p.labels, n, max_nodes_per_batch, nodes, fusion);

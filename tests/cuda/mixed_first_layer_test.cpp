@@ -114,7 +114,7 @@ TEST_SUITE("cuda") {
 
   TEST_CASE("Mixed first layer: a batch takes it only with two blocks per SM") {
     // 256 outputs: 4 slabs a node; an H100's 132 SMs want 264 blocks, 66 nodes.
-    const int kBound = MlpFusion{}.mixing_min_blocks_per_sm;
+    const int kBound = KernelChoices{}.mixing_min_blocks_per_sm;
     CHECK(kBound == 2);
     CHECK(mixed_slabs(256) == 4);
     CHECK(mixed_slabs(70) == 2);
