@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <doctest/doctest.h>
 #include <string>
 #include <utility>
@@ -28,6 +29,19 @@ TraceContents run(const std::string& backend, const std::string& name,
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   return read_trace(out);
+}
+
+// run() of the quickstart with the environment's `variable` set to `value` (a kernel choice,
+// cuda_backend.cpp), unset however the run ends (a failed REQUIRE throws), so that no later
+// case sees it.
+TraceContents run_where(const char* variable, const char* value, const std::string& backend,
+                        const std::string& name, const std::string& extra) {
+  ::setenv(variable, value, 1);
+  const struct Unset {
+    const char* variable;
+    ~Unset() { ::unsetenv(variable); }
+  } unset{variable};
+  return run(backend, name, "scenarios/quickstart.yaml", extra);
 }
 
 // Whether to run: a device is needed. The output line is what CTest reports as skipped.
@@ -307,14 +321,8 @@ TEST_SUITE("cuda") {
       const std::string settings = std::string("--set stop.epochs=0.5 ") + algorithm;
       const TraceContents programs =
           run("cuda-resident", "programs", "scenarios/quickstart.yaml", settings);
-      const TraceContents each = [&] {
-        ::setenv("DTSIM_CUDA_VECTOR_PROGRAMS", "0", 1);
-        // Unset however run() ends (a failed REQUIRE throws), so that no later case sees it.
-        const struct Unset {
-          ~Unset() { ::unsetenv("DTSIM_CUDA_VECTOR_PROGRAMS"); }
-        } unset;
-        return run("cuda-resident", "each", "scenarios/quickstart.yaml", settings);
-      }();
+      const TraceContents each =
+          run_where("DTSIM_CUDA_VECTOR_PROGRAMS", "0", "cuda-resident", "each", settings);
       CHECK(each.text_attributes.at("gradient_backend").find("a kernel per element-wise step") !=
             std::string::npos);
       CHECK(programs.text_attributes.at("gradient_backend").find("element-wise") ==
@@ -333,6 +341,35 @@ TEST_SUITE("cuda") {
         CAPTURE(column);
         if (column != "wall_time_s") // the one column of wall time
           CHECK(same_bits(values, each.metrics.at(column)));
+      }
+    }
+  }
+
+  TEST_CASE("CUDA: the set-up preload (DTSIM_CUDA_PRELOAD=1) changes no bit of a run") {
+    if (!have_device())
+      return;
+    // The kernels loaded and a warm-up pass of the 16 nodes run before the run's clock
+    // (DeviceBatchRunner::prepare_before_the_run): the MLP's and LeNet's quickstart, a quarter
+    // of an epoch, the same bits in every column as where each kernel loads at its first launch.
+    for (const char* model : {"", "--set 'model={kind: lenet}'"}) {
+      CAPTURE(model);
+      const std::string settings = std::string("--set stop.epochs=0.25 ") + model;
+      const TraceContents lazy =
+          run("cuda-resident", "lazy", "scenarios/quickstart.yaml", settings);
+      const TraceContents prepared =
+          run_where("DTSIM_CUDA_PRELOAD", "1", "cuda-resident", "prepared", settings);
+      const std::string backend = prepared.text_attributes.at("gradient_backend");
+      CAPTURE(backend);
+      CHECK(backend.find(" kernels loaded and a pass of 16 nodes run before the run") !=
+            std::string::npos);
+      CHECK(backend.find("before the run (") == std::string::npos); // nothing failed
+      CHECK(lazy.text_attributes.at("gradient_backend").find("before the run") ==
+            std::string::npos);
+      REQUIRE(prepared.metrics.size() == lazy.metrics.size());
+      for (const auto& [column, values] : prepared.metrics) {
+        CAPTURE(column);
+        if (column != "wall_time_s")
+          CHECK(same_bits(values, lazy.metrics.at(column)));
       }
     }
   }
