@@ -338,10 +338,10 @@ TEST_SUITE("cuda") {
     // Minibatches of 20 (one load of the fused steps' sums), a ring of the 5 nodes.
     const FirstLayerProblem problem(20);
     const auto& [widths, model, nodes, n, p, P, train] = problem;
-    const auto make_with = [&](cuda::KernelChoices fusion, int max_nodes_per_batch) {
-      fusion.mixing_min_blocks_per_sm = 0; // 5 nodes take the mixed forward pass
+    const auto make_with = [&](cuda::KernelChoices choices, int max_nodes_per_batch) {
+      choices.mixing_min_blocks_per_sm = 0; // 5 nodes take the mixed forward pass
       auto device =
-          cuda::make_device_mlp(widths, train, p.labels, n, max_nodes_per_batch, nodes, fusion);
+          cuda::make_device_mlp(widths, train, p.labels, n, max_nodes_per_batch, nodes, choices);
       ResidentVectors::LocalUpdateRule rule;
       rule.momentum = 0.9f;
       rule.weight_decay = 1e-3f;
