@@ -307,11 +307,12 @@ fi
 # (bench/warmup_rounds.py OUT/warmup-MODE.h5 OUT/warmup-MODE_clocks.csv
 # $(cat OUT/warmup-MODE_end.txt)). Three times: with the CUDA runtime's default lazy module
 # loading (a kernel's module loads at its first launch, inside the run, where the device's
-# phase timers count the wait), with dtsim's own kernels loaded before the run
-# (DTSIM_CUDA_PRELOAD=1, cuBLAS's still lazily) and with CUDA_MODULE_LOADING=EAGER (every
+# phase timers count the wait), with the set-up preload (DTSIM_CUDA_PRELOAD=1: dtsim's own
+# kernels loaded and a warm-up pass run before the run, which loads cuBLAS's kernels for the
+# pass; the evaluations' still load inside the run) and with CUDA_MODULE_LOADING=EAGER (every
 # module at the context's creation, before the run): a slow first stretch under lazy loading
-# alone is the first launches' loading (under PRELOAD too: cuBLAS's), slow first stretches in
-# all three with the clocks rising are the GPU's clocks.
+# alone is the first launches' loading (under PRELOAD too: what the preload leaves), slow
+# first stretches in all three with the clocks rising are the GPU's clocks.
 if want warmup; then
   for mode in LAZY PRELOAD EAGER; do
     o="${OUT:-/tmp}/warmup-$mode"
