@@ -12,6 +12,7 @@
 #include "cuda/device_codec.cuh"
 #include "cuda/device_memory.cuh"
 #include "cuda/fused_layer_step.hpp"
+#include "cuda/message_slabs.hpp"
 #include "cuda/mixed_first_layer.hpp"
 #include "cuda/resident_math.hpp"
 #include "cuda/staged_plan.cuh"
@@ -22,6 +23,7 @@
 #include <cuda_pipeline.h>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -1003,15 +1005,22 @@ private:
     return sum_.data;
   }
 
-  // Message id's device buffer, made on first use (on the engine thread: the runner's
-  // calls only); its address stays put when the store grows.
+  // Message id's device buffer, made with its slab at the first use of one of the slab's ids
+  // (on the engine thread: the runner's calls only); its address stays put when the store
+  // grows. The slabs' layout is fixed at the first message, by the rule's vectors a message.
   float* message(std::uint32_t id) {
-    while (messages_.size() <= id) {
+    const std::size_t floats = P_ * rule_.message_vectors();
+    if (!message_slabs_)
+      message_slabs_.emplace(floats);
+    else if (message_slabs_->message_floats() != floats)
+      throw std::logic_error("resident store: the messages' size changed after the first");
+    const std::size_t slab = message_slabs_->slab_of(id);
+    while (messages_.size() <= slab) {
       DeviceArray<float> buffer; // allocated before it joins: a failure leaves no null entry
-      buffer.resize(P_ * rule_.message_vectors(), "cudaMalloc (resident message)");
+      buffer.resize(message_slabs_->slab_floats(), "cudaMalloc (resident messages)");
       messages_.push_back(std::move(buffer));
     }
-    return messages_[id].data;
+    return messages_[slab].data + message_slabs_->offset_of(id);
   }
 
   std::size_t nodes_, P_;
@@ -1022,7 +1031,8 @@ private:
   std::vector<double> distances_host_; // the same on the host
   DeviceArray<float> server_[4];       // a server's model, momentum, scratch, DC's mean square
   DeviceArray<double> sum_;            // and its double sum (GSGM)
-  std::vector<DeviceArray<float>> messages_;
+  std::optional<MessageSlabs> message_slabs_; // where each message lives in messages_
+  std::vector<DeviceArray<float>> messages_;  // the slabs, each made at its first id's use
   std::vector<Mix> mixes_;
   // The first layer's mixing that run_mixes left to the forward pass: the batch's plan (its
   // arrays stay on the device until the next run_mixes), its entries, W's floats.
