@@ -58,6 +58,16 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
          });
 }
 
+// Every column of a the same bits as b's, but the one column of wall time.
+void check_same_columns(const TraceContents& a, const TraceContents& b) {
+  REQUIRE(a.metrics.size() == b.metrics.size());
+  for (const auto& [column, values] : a.metrics) {
+    CAPTURE(column);
+    if (column != "wall_time_s")
+      CHECK(same_bits(values, b.metrics.at(column)));
+  }
+}
+
 // The last value of `column` in a over its last value in b, less 1.
 double relative_gap(const TraceContents& a, const TraceContents& b, const char* column) {
   return std::abs(a.metrics.at(column).back() / b.metrics.at(column).back() - 1);
@@ -336,12 +346,7 @@ TEST_SUITE("cuda") {
       CHECK(p.at("device_element_wise_steps") == e.at("device_element_wise_steps"));
       CHECK(e.at("device_element_wise_kernels") == e.at("device_element_wise_steps"));
       CHECK(p.at("device_element_wise_kernels") < p.at("device_element_wise_steps"));
-      REQUIRE(programs.metrics.size() == each.metrics.size());
-      for (const auto& [column, values] : programs.metrics) {
-        CAPTURE(column);
-        if (column != "wall_time_s") // the one column of wall time
-          CHECK(same_bits(values, each.metrics.at(column)));
-      }
+      check_same_columns(programs, each);
     }
   }
 
@@ -365,12 +370,7 @@ TEST_SUITE("cuda") {
       CHECK(backend.find("before the run (") == std::string::npos); // nothing failed
       CHECK(lazy.text_attributes.at("gradient_backend").find("before the run") ==
             std::string::npos);
-      REQUIRE(prepared.metrics.size() == lazy.metrics.size());
-      for (const auto& [column, values] : prepared.metrics) {
-        CAPTURE(column);
-        if (column != "wall_time_s")
-          CHECK(same_bits(values, lazy.metrics.at(column)));
-      }
+      check_same_columns(prepared, lazy);
     }
   }
 
