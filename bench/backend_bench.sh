@@ -16,7 +16,8 @@
 # time and, on the device, the shares of the backend's time spent uploading, computing,
 # downloading (device events) and staging (host copies, which overlap the bus: the four
 # shares can add up to more than 100%; docs/trace-schema.md), the shares of the wall
-# time in the algorithm's hooks and in evaluations, and on a resident device the
+# time in the algorithm's hooks and in evaluations, the backend's set-up before the run's
+# clock (which the rates leave out; mean over the runs, in ms), and on a resident device the
 # milliseconds per batch (a synchronous round) its stream spent mixing, in the pass, in the
 # local steps and idle, waiting for the host (cuda/phase_timer.hpp says where; with REPEATS,
 # their means over the runs).
@@ -32,8 +33,8 @@ echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc
   "$("$dtsim" --version | sed -n 2p); $("$dtsim" --version | grep 'cuda backend')"
 command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 echo "model: ${MODEL:-the MLP of bench/dpsgd32.yaml}"
-printf '%-12s %6s %8s %14s %12s %9s %8s %12s %11s %25s %s\n' backend nodes steps node-steps/s \
-  backend-only backend_% batch bus_MB/step hooks/eval% 'up/compute/down/staging %' \
+printf '%-12s %6s %8s %14s %12s %9s %8s %12s %11s %25s %9s %s\n' backend nodes steps node-steps/s \
+  backend-only backend_% batch bus_MB/step hooks/eval% 'up/compute/down/staging %' set-up_s \
   'mix/pass/steps/idle ms per batch'
 for n in "${nodes[@]}"; do
   # About NODE_STEPS node-steps per point (at least 10 rounds), evaluation only at the ends.
@@ -87,8 +88,11 @@ stream = [statistics.mean(x.get(f"device_{p}_wall_seconds", 0.0) / x["gradient_b
                          for x in runs) if batched else 0.0
           for p in ("mixing", "compute", "steps", "idle")]
 device = "/".join(f"{1e3 * p:.3f}" for p in stream) if stream[0] + stream[2] > 0 else "-"
+# The backend's set-up before the run's clock (the rates leave it out): on a device, its
+# buffers and the kernels and pass it runs ahead (DTSIM_CUDA_PRELOAD).
+setup = figure([x.get("backend_setup_wall_seconds", float("nan")) * 1000 for x in runs]) + "ms"
 print(f"{backend:<12} {n:>6} {int(steps):>8} {whole:>14} {alone:>12} {share:>9} "
-      f"{mean:>8.1f} {bus:>12.3f} {rest:>11} {split:>25} {device}")
+      f"{mean:>8.1f} {bus:>12.3f} {rest:>11} {split:>25} {setup:>9} {device}")
 PY
   done
 done

@@ -29,7 +29,8 @@ bool environment_says(const char* name, std::string_view value) {
 // sums' inputs copied after the tiles; DTSIM_CUDA_PLAIN_MIX=0 the plain mixing in the kernel
 // of every mixing; DTSIM_CUDA_VECTOR_PROGRAMS=0 a kernel per element-wise step of the engine
 // thread's; DTSIM_CUDA_GEMM_EPILOGUE=0 the forward products' bias in a kernel of its own;
-// DTSIM_CUDA_PRELOAD=1 the kernels loaded and a warm-up pass run before the run's clock.
+// DTSIM_CUDA_PRELOAD=0 the kernels loaded and the first pass's plans made at their first use,
+// inside the run's clock, as before 2026-11-28.
 KernelChoices choices_from_environment() {
   KernelChoices f;
   f.bias_epilogue = !environment_says("DTSIM_CUDA_GEMM_EPILOGUE", "0");
@@ -40,7 +41,7 @@ KernelChoices choices_from_environment() {
   f.sums_first = !environment_says("DTSIM_CUDA_FUSED_SUMS_FIRST", "0");
   f.plain_mixing_kernel = !environment_says("DTSIM_CUDA_PLAIN_MIX", "0");
   f.vector_programs = !environment_says("DTSIM_CUDA_VECTOR_PROGRAMS", "0");
-  f.preload_kernels = environment_says("DTSIM_CUDA_PRELOAD", "1");
+  f.preload_kernels = !environment_says("DTSIM_CUDA_PRELOAD", "0");
   return f;
 }
 

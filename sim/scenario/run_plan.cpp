@@ -14,6 +14,7 @@
 #include "topologies/make_topology.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 
 namespace dtsim {
@@ -197,8 +198,13 @@ void check_sections(const Params& root, const ParamNode& tree) {
   root.reject_unknown(sections);
 }
 
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
 RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scenario_path,
                        const std::vector<std::string>& overrides, PlanUse use) {
+  const auto started = std::chrono::steady_clock::now();
   for (const std::string& o : overrides)
     apply_override(*tree, o);
   const Params root(tree, scenario_path);
@@ -308,9 +314,11 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
   root.reject_unused();
   plan.resolved_yaml = to_yaml(*tree);
   if (use == PlanUse::run && plan.model) {
+    const auto backend_started = std::chrono::steady_clock::now();
     plan.batched = make_gradient_backend(model, *plan.model, plan.data->train,
                                          plan.engine.batch_size, plan.topology->size(), *plan.order,
                                          BackendUse::run, resident_vectors);
+    plan.backend_setup_wall_seconds = seconds_since(backend_started);
     if (plan.backend == "cuda" && resident_vectors > 0 && !plan.batched->resident()) {
       // The vectors did not fit the device: they live on the host, as with cuda-batched.
       plan.backend = kCudaOnHost;
@@ -319,6 +327,7 @@ RunPlan plan_from_tree(std::shared_ptr<ParamNode> tree, const std::string& scena
   } else if (use == PlanUse::check_here && plan.model)
     make_gradient_backend(model, *plan.model, plan.data->train, plan.engine.batch_size,
                           plan.topology->size(), *plan.order, BackendUse::check_device);
+  plan.setup_wall_seconds = seconds_since(started);
   return plan;
 }
 
@@ -377,7 +386,9 @@ RunResult execute_plan(RunPlan& plan, TraceSink& sink, int threads) {
                                 plan.trace_attributes.end());
   header.number_attributes = {{"threads", threads},
                               {"batch_size", plan.engine.batch_size},
-                              {"memory_estimate_bytes", plan.memory_estimate_bytes}};
+                              {"memory_estimate_bytes", plan.memory_estimate_bytes},
+                              {"setup_wall_seconds", plan.setup_wall_seconds},
+                              {"backend_setup_wall_seconds", plan.backend_setup_wall_seconds}};
   return sim.run(std::move(header));
 }
 

@@ -66,6 +66,11 @@ struct RunPlan {
   std::string output_path;
   std::string events; // none | summary | full
   double memory_estimate_bytes = 0;
+  // Wall-clock seconds of making this plan (reading the scenario and data, the graph, the
+  // method, the backend), before the run's own clock starts, and of them the gradient
+  // backend's (a CUDA device's set-up: its buffers, the kernels it loads ahead of the run).
+  double setup_wall_seconds = 0;
+  double backend_setup_wall_seconds = 0;
   PlanUse use = PlanUse::run;
 
   // The model's one-line description, or the timing-only run's.

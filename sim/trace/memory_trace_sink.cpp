@@ -34,6 +34,16 @@ private:
   std::uint64_t hash_ = 14695981039346656037ULL;
 };
 
+// Attributes by name and bits, but those of wall-clock time (set-up, backend and evaluation
+// seconds, ...), which differ between two runs of the same bits.
+void hash_numbers(Fnv1a& h, const std::vector<std::pair<std::string, double>>& attributes) {
+  for (const auto& [k, v] : attributes)
+    if (!k.ends_with("wall_seconds")) {
+      h.text(k);
+      h.f64(v);
+    }
+}
+
 } // namespace
 
 void MemoryTraceSink::begin(const RunHeader& header) {
@@ -93,11 +103,7 @@ std::uint64_t MemoryTraceSink::digest() const {
     h.text(k);
     h.text(v);
   }
-  h.u64(header_.number_attributes.size());
-  for (const auto& [k, v] : header_.number_attributes) {
-    h.text(k);
-    h.f64(v);
-  }
+  hash_numbers(h, header_.number_attributes);
   h.u64(header_.label_histogram.size());
   for (const auto& row : header_.label_histogram) {
     h.u64(row.size());
@@ -144,11 +150,7 @@ std::uint64_t MemoryTraceSink::digest() const {
   h.u64(summary_.staleness_histogram.size());
   for (std::int64_t c : summary_.staleness_histogram)
     h.i64(c);
-  h.u64(summary_.number_attributes.size());
-  for (const auto& [k, v] : summary_.number_attributes) {
-    h.text(k);
-    h.f64(v);
-  }
+  hash_numbers(h, summary_.number_attributes);
   return h.value();
 }
 

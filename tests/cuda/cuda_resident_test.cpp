@@ -352,7 +352,8 @@ TEST_SUITE("cuda") {
       return device;
     };
     const auto make = [&](bool mixing, int max_nodes_per_batch) {
-      return make_with({.mixing = mixing}, max_nodes_per_batch);
+      // Each kernel loaded at its first launch: the notes below name only the choice made.
+      return make_with({.mixing = mixing, .preload_kernels = false}, max_nodes_per_batch);
     };
     const auto mixed = make(true, 65535), plain = make(false, 65535), again = make(true, 65535);
     CHECK(mixed->kernel_notes() == "first layer's mixing in its forward pass turned on");
@@ -439,14 +440,16 @@ TEST_SUITE("cuda") {
 
     // The plain mixing in the kernel of every mixing (mix_tile), and the fused steps' sums'
     // inputs copied after their tiles: other kernels, the same bits as `plain`'s.
-    const auto general_mixing = make_with({.plain_mixing_kernel = false}, 65535);
-    const auto sums_after = make_with({.sums_first = false}, 65535);
+    const auto general_mixing =
+        make_with({.plain_mixing_kernel = false, .preload_kernels = false}, 65535);
+    const auto sums_after = make_with({.sums_first = false, .preload_kernels = false}, 65535);
     CHECK(general_mixing->kernel_notes() == "the plain mixing in the kernel of every mixing");
     CHECK(sums_after->kernel_notes() == "the fused steps' sums' inputs copied after their tiles");
-    // Every kernel of the module loaded at set-up instead of at its first launch
-    // (kernel_preload.cuh), more than the dozen named ones, and a warm-up pass of every node
-    // run through the chunk buffers: the same bits after.
-    const auto preloaded = make_with({.preload_kernels = true}, 65535);
+    // The default choices: every kernel of the module loaded at set-up instead of at its first
+    // launch (kernel_preload.cuh), more than the dozen named ones, and a warm-up pass of every
+    // node run through the chunk buffers; the same bits after as `plain`'s, which loads each
+    // kernel at its first launch.
+    const auto preloaded = make_with({}, 65535);
     const std::string preload_note = preloaded->kernel_notes();
     CAPTURE(preload_note);
     CHECK(preload_note.ends_with(" kernels loaded and a pass of " + std::to_string(nodes) +

@@ -350,7 +350,8 @@ TEST_SUITE("cuda") {
     }
   }
 
-  TEST_CASE("CUDA: the set-up preload (DTSIM_CUDA_PRELOAD=1) changes no bit of a run") {
+  TEST_CASE("CUDA: the set-up preload (the default; DTSIM_CUDA_PRELOAD=0 turns it off) changes "
+            "no bit of a run") {
     if (!have_device())
       return;
     // The kernels loaded and a warm-up pass of the 16 nodes run before the run's clock
@@ -360,9 +361,9 @@ TEST_SUITE("cuda") {
       CAPTURE(model);
       const std::string settings = std::string("--set stop.epochs=0.25 ") + model;
       const TraceContents lazy =
-          run("cuda-resident", "lazy", "scenarios/quickstart.yaml", settings);
+          run_where("DTSIM_CUDA_PRELOAD", "0", "cuda-resident", "lazy", settings);
       const TraceContents prepared =
-          run_where("DTSIM_CUDA_PRELOAD", "1", "cuda-resident", "prepared", settings);
+          run("cuda-resident", "prepared", "scenarios/quickstart.yaml", settings);
       const std::string backend = prepared.text_attributes.at("gradient_backend");
       CAPTURE(backend);
       CHECK(backend.find(" kernels loaded and a pass of 16 nodes run before the run") !=

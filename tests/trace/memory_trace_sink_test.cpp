@@ -14,7 +14,10 @@ namespace {
 
 // One small run; `wall_offset` shifts every wall-clock figure, `tweak` perturbs one record.
 void feed(MemoryTraceSink& sink, double wall_offset, int tweak) {
-  sink.begin(sample_header());
+  RunHeader header = sample_header();
+  header.number_attributes.emplace_back("setup_wall_seconds", 0.5 + wall_offset);
+  header.number_attributes.emplace_back("nodes", tweak == 4 ? 5 : 4);
+  sink.begin(header);
   for (int i = 0; i < 3; ++i) {
     sink.event(sample_event(i));
     MetricsRow row = sample_row(i);
@@ -28,6 +31,7 @@ void feed(MemoryTraceSink& sink, double wall_offset, int tweak) {
   sink.event(last);
   RunSummary s = sample_summary(RunStatus::Completed);
   s.wall_seconds += wall_offset;
+  s.number_attributes.emplace_back("gradient_wall_seconds", 1.5 + wall_offset);
   if (tweak == 3)
     s.status = RunStatus::Diverged;
   sink.finish(s);
@@ -57,7 +61,7 @@ TEST_SUITE("trace") {
     feed(a, 0.0, 0);
     feed(b, 17.0, 0);
     CHECK(a.digest() == b.digest());
-    for (int tweak = 1; tweak <= 3; ++tweak) {
+    for (int tweak = 1; tweak <= 4; ++tweak) {
       CAPTURE(tweak);
       MemoryTraceSink c;
       feed(c, 0.0, tweak);
