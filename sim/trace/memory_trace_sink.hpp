@@ -30,8 +30,8 @@ public:
   const RunSummary& summary() const { return summary_; } // default-constructed until finish()
 
   // 64-bit FNV-1a over everything recorded except wall-clock time (the rows' wall seconds,
-  // summary.wall_seconds and every attribute named *wall_seconds), doubles by bit pattern. Two runs of one scenario and seed must give
-  // the same digest whatever the thread count.
+  // summary.wall_seconds and every attribute named *wall_seconds), doubles by bit pattern.
+  // Two runs of one scenario and seed must give the same digest whatever the thread count.
   std::uint64_t digest() const;
 
 private:
