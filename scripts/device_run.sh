@@ -309,7 +309,7 @@ fi
 # loading (a kernel's module loads at its first launch, inside the run, where the device's
 # phase timers count the wait), with the set-up preload (DTSIM_CUDA_PRELOAD=1: dtsim's own
 # kernels loaded and a warm-up pass run before the run, which loads cuBLAS's kernels for the
-# pass; the evaluations' still load inside the run) and with CUDA_MODULE_LOADING=EAGER (every
+# pass; the first evaluation's set upload, buffers and products are still inside the run) and with CUDA_MODULE_LOADING=EAGER (every
 # module at the context's creation, before the run): a slow first stretch under lazy loading
 # alone is the first launches' loading (under PRELOAD too: what the preload leaves), slow
 # first stretches in all three with the clocks rising are the GPU's clocks.
